@@ -1,0 +1,322 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * shca: software RoCE v2 HCA - user/kernel ABI.
+ *
+ * Shared by the kernel driver (drivers/infiniband/sw/shca) and the
+ * rdma-core provider (providers/shca).
+ *
+ * Rules for every structure in this file:
+ *  - All structures are 8-byte aligned and have no implicit padding;
+ *    64-bit fields are __aligned_u64.
+ *  - Command structures start with comp_mask.  The kernel rejects a
+ *    non-zero comp_mask bit it does not know, and any non-zero byte past
+ *    the end of the structure it knows (ib_is_udata_cleared).
+ *  - Reserved fields are named reserved_<bit offset> and must be zero.
+ *  - Responses are truncated to the length userspace offered, so an old
+ *    provider keeps working with a newer kernel.
+ *  - Nothing in here is a kernel pointer or kernel-private state.  Queue
+ *    memory is named by an opaque mmap key handed out by the kernel.
+ *
+ * Queue memory model
+ * ------------------
+ * Every SQ, RQ and CQ is a ring of fixed-size entries in DMA-coherent
+ * memory, mapped into the process with mmap(2) on the uverbs fd at
+ * offset mmap_key.  The mapping is mmap_len bytes long.  A struct
+ * shca_ring_ctl sits at ctl_offset inside the mapping and the entries
+ * start at entries_offset; entry i is at entries_offset + (i << entry_shift).
+ * The entry count is a power of two.
+ *
+ * Indices are free-running 32-bit counters; the slot of index n is
+ * n & (entries - 1).  A ring is empty when prod == cons and full when
+ * prod - cons == entries.
+ *
+ * Ownership:
+ *   SQ/RQ: userspace produces (writes prod), the kernel consumes (writes
+ *          cons).  The kernel never trusts prod: it masks every index it
+ *          reads and treats prod - cons > entries as a broken ring.
+ *   CQ:    the kernel produces (writes prod), userspace consumes (writes
+ *          cons).  The kernel keeps its own private copy of its producer
+ *          index and only publishes it here.
+ *
+ * Barriers:
+ *   A producer fills an entry, then publishes prod with a release store
+ *   (smp_store_release / __atomic_store_n(..., __ATOMIC_RELEASE)).  A
+ *   consumer reads prod with an acquire load before it reads the entry,
+ *   and publishes cons with a release store after it is done with the
+ *   entry.
+ *
+ * Doorbell suppression (SQ/RQ):
+ *   After publishing prod the provider issues a full barrier and reads
+ *   ctl->flags.  If SHCA_RING_F_ENGINE_ACTIVE is set the engine is
+ *   already working on this queue and will see the new prod, so no
+ *   doorbell (system call) is needed.  The engine clears the flag, issues
+ *   a full barrier and re-reads prod before it goes idle, so a post that
+ *   races with the engine going idle is never lost.
+ */
+#ifndef SHCA_ABI_USER_H
+#define SHCA_ABI_USER_H
+
+#include <linux/types.h>
+
+/* uverbs ABI version reported in /sys/class/infiniband_verbs/.../abi_version */
+#define SHCA_UVERBS_ABI_VERSION 1
+
+/* Name of the driver-owned sysfs attribute of the ib_device that the
+ * provider matches on.  It reads as the decimal ABI version.
+ */
+#define SHCA_SYSFS_ABI_ATTR "shca_abi_version"
+
+/* ------------------------------------------------------------------ */
+/* Shared ring control block                                          */
+/* ------------------------------------------------------------------ */
+
+enum shca_ring_flags {
+	/* SQ/RQ: the engine is processing this queue; no doorbell needed. */
+	SHCA_RING_F_ENGINE_ACTIVE = 1 << 0,
+	/* CQ: the queue overflowed and is in error; set by the kernel. */
+	SHCA_RING_F_ERROR = 1 << 1,
+};
+
+/*
+ * Producer and consumer indices live in separate cache lines so the two
+ * sides do not bounce one line between them.
+ */
+struct shca_ring_ctl {
+	__u32 prod;
+	__u32 reserved_32[15];
+	__u32 cons;
+	__u32 flags;		/* enum shca_ring_flags, written by the kernel */
+	__u32 reserved_576[14];
+};
+
+/* ------------------------------------------------------------------ */
+/* Work queue entries                                                 */
+/* ------------------------------------------------------------------ */
+
+struct shca_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Send opcodes: values of enum ib_wr_opcode / IBV_WR_* where they exist. */
+enum shca_wqe_opcode {
+	SHCA_OP_RDMA_WRITE = 0,
+	SHCA_OP_RDMA_WRITE_WITH_IMM = 1,
+	SHCA_OP_SEND = 2,
+	SHCA_OP_SEND_WITH_IMM = 3,
+	SHCA_OP_RDMA_READ = 4,
+	SHCA_OP_ATOMIC_CMP_AND_SWP = 5,
+	SHCA_OP_ATOMIC_FETCH_AND_ADD = 6,
+	SHCA_OP_LOCAL_INV = 7,
+	SHCA_OP_BIND_MW = 8,
+	SHCA_OP_SEND_WITH_INV = 9,
+	SHCA_OP_TSO = 10,
+	SHCA_OP_DRIVER1 = 11,
+	SHCA_OP_REG_MR = 12,		/* kernel consumers only */
+	SHCA_OP_ATOMIC_WRITE = 13,
+	SHCA_OP_FLUSH = 14,
+	SHCA_OP_TM_ADD = 32,		/* tag matching list operations */
+	SHCA_OP_TM_DEL = 33,
+	SHCA_OP_TM_SYNC = 34,
+	SHCA_OP_RAW_ETH = 40,		/* RAW_PACKET send */
+	SHCA_OP_MAX = 64,
+};
+
+enum shca_wqe_flags {
+	SHCA_WQE_F_SIGNALED = 1 << 0,
+	SHCA_WQE_F_SOLICITED = 1 << 1,
+	SHCA_WQE_F_FENCE = 1 << 2,
+	SHCA_WQE_F_INLINE = 1 << 3,
+	SHCA_WQE_F_IP_CSUM = 1 << 4,
+};
+
+struct shca_wqe_rdma {
+	__aligned_u64 remote_addr;
+	__u32 rkey;
+	__u32 reserved_96;
+	__aligned_u64 reserved_128[2];
+};
+
+struct shca_wqe_atomic {
+	__aligned_u64 remote_addr;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__u32 rkey;
+	__u32 reserved_224;
+};
+
+struct shca_wqe_ud {
+	__u32 ah_handle;	/* from struct shca_create_ah_resp */
+	__u32 remote_qpn;
+	__u32 remote_qkey;
+	__u32 reserved_96;
+	__aligned_u64 reserved_128[2];
+};
+
+/* Send queue entry.  The stride is 1 << sq_entry_shift; SGEs or inline
+ * data follow the header up to the end of the entry.
+ */
+struct shca_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;		/* enum shca_wqe_opcode */
+	__u8 num_sge;
+	__u8 flags;		/* enum shca_wqe_flags */
+	__u8 reserved_88;
+	__u32 ex;		/* immediate data (big endian) or invalidate rkey */
+	__u32 inline_len;
+	__u32 xrc_remote_srqn;
+	union {
+		struct shca_wqe_rdma rdma;
+		struct shca_wqe_atomic atomic;
+		struct shca_wqe_ud ud;
+	};
+	__aligned_u64 reserved_448;
+	/* struct shca_sge sge[] or inline bytes follow */
+};
+
+/* Receive queue entry.  The stride is 1 << rq_entry_shift. */
+struct shca_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved_96;
+	/* struct shca_sge sge[] follows */
+};
+
+/* ------------------------------------------------------------------ */
+/* Completion queue entries                                           */
+/* ------------------------------------------------------------------ */
+
+/* Completion opcodes: values of enum ib_wc_opcode. */
+enum shca_cqe_flags {
+	SHCA_CQE_F_IMM = 1 << 0,	/* imm_data valid */
+	SHCA_CQE_F_INV = 1 << 1,	/* invalidated rkey in imm_data */
+	SHCA_CQE_F_GRH = 1 << 2,	/* UD: a GRH was present */
+	SHCA_CQE_F_TM = 1 << 3,		/* tag matching fields valid */
+};
+
+struct shca_cqe {
+	__aligned_u64 wr_id;
+	__u8 status;		/* enum ib_wc_status */
+	__u8 opcode;		/* enum ib_wc_opcode */
+	__u8 flags;		/* enum shca_cqe_flags */
+	__u8 sl;
+	__u32 byte_len;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u32 imm_data;		/* big endian, or the invalidated rkey */
+	__u16 pkey_index;
+	__u8 network_hdr_type;	/* enum rdma_network_type */
+	__u8 reserved_248;
+	__u32 vendor_err;
+	__u16 slid;
+	__u8 dlid_path_bits;
+	__u8 port_num;
+	__aligned_u64 tm_tag;	/* tag matching: matched tag */
+	__u32 tm_flags;
+	__u32 reserved_416;
+	__u8 smac[6];
+	__u16 vlan_id;
+};
+
+/* ------------------------------------------------------------------ */
+/* Commands                                                           */
+/* ------------------------------------------------------------------ */
+
+struct shca_alloc_ucontext_req {
+	__u32 comp_mask;
+	__u32 reserved_32;
+};
+
+enum shca_ucontext_resp_cmask {
+	SHCA_UCONTEXT_RESP_CMASK_RINGS = 1 << 0,
+};
+
+struct shca_alloc_ucontext_resp {
+	__u32 comp_mask;	/* enum shca_ucontext_resp_cmask */
+	__u32 abi_version;	/* SHCA_UVERBS_ABI_VERSION */
+	__u32 max_sq_wr;
+	__u32 max_rq_wr;
+	__u32 max_sge;
+	__u32 max_inline_data;
+	__u32 max_cqe;
+	__u32 sq_entry_shift;	/* log2 of struct shca_send_wqe stride */
+	__u32 rq_entry_shift;	/* log2 of struct shca_recv_wqe stride */
+	__u32 cqe_shift;	/* log2 of struct shca_cqe stride */
+	__u32 ctl_size;		/* sizeof(struct shca_ring_ctl) in use */
+	__u32 reserved_352;
+};
+
+struct shca_alloc_pd_resp {
+	__u32 comp_mask;
+	__u32 pdn;
+};
+
+/*
+ * One mmap-able ring, as described by the kernel.
+ *
+ * The ring's memory is one or more DMA-coherent chunks of 1 << chunk_shift
+ * bytes each (the last one may be shorter; mmap_len is the total).  Chunk i
+ * is mapped with its own mmap(2) call at file offset
+ * mmap_key + (i << chunk_shift), for min(1 << chunk_shift, remaining)
+ * bytes, at byte (i << chunk_shift) of one contiguous virtual range that
+ * the provider reserves first.  No entry straddles a chunk boundary.
+ */
+struct shca_ring_info {
+	__aligned_u64 mmap_key;		/* offset of chunk 0 for mmap(2) */
+	__aligned_u64 mmap_len;		/* total bytes of all chunks */
+	__u32 ctl_offset;		/* struct shca_ring_ctl inside the range */
+	__u32 entries_offset;		/* first entry inside the range */
+	__u32 entries;			/* power of two */
+	__u32 entry_shift;		/* log2 of the entry stride */
+	__u32 chunk_shift;		/* log2 of the chunk size, >= PAGE_SHIFT */
+	__u32 reserved_288;
+};
+
+struct shca_create_cq_req {
+	__u32 comp_mask;
+	__u32 reserved_32;
+};
+
+struct shca_create_cq_resp {
+	__u32 comp_mask;
+	__u32 cqn;
+	struct shca_ring_info ring;
+};
+
+struct shca_resize_cq_req {
+	__u32 comp_mask;
+	__u32 reserved_32;
+};
+
+struct shca_resize_cq_resp {
+	__u32 comp_mask;
+	__u32 reserved_32;
+	struct shca_ring_info ring;
+};
+
+struct shca_create_qp_req {
+	__u32 comp_mask;
+	__u32 reserved_32;
+};
+
+enum shca_create_qp_resp_cmask {
+	SHCA_CREATE_QP_RESP_CMASK_SQ = 1 << 0,	/* sq ring valid */
+	SHCA_CREATE_QP_RESP_CMASK_RQ = 1 << 1,	/* rq ring valid (no SRQ) */
+};
+
+struct shca_create_qp_resp {
+	__u32 comp_mask;	/* enum shca_create_qp_resp_cmask */
+	__u32 qpn;
+	__u32 max_inline_data;
+	__u32 reserved_96;
+	struct shca_ring_info sq;
+	struct shca_ring_info rq;
+};
+
+struct shca_create_ah_resp {
+	__u32 comp_mask;
+	__u32 ah_handle;	/* what a UD send WQE names the AH by */
+};
+
+#endif /* SHCA_ABI_USER_H */
