@@ -66,6 +66,14 @@
  */
 #define SHCA_SYSFS_ABI_ATTR "shca_abi_version"
 
+/*
+ * ibv_query_device()'s raw fw_ver (struct ib_uverbs_query_device_resp) is
+ * major << 32 | minor << 16 | subminor; the provider prints it as
+ * "major.minor.subminor".
+ */
+#define SHCA_FW_VER_ENCODE(major, minor, sub) \
+	(((__u64)(major) << 32) | ((__u64)(minor) << 16) | (__u64)(sub))
+
 /* ------------------------------------------------------------------ */
 /* Shared ring control block                                          */
 /* ------------------------------------------------------------------ */
@@ -99,7 +107,10 @@ struct shca_sge {
 	__u32 lkey;
 };
 
-/* Send opcodes: values of enum ib_wr_opcode / IBV_WR_* where they exist. */
+/*
+ * Send opcodes: the values of enum ib_uverbs_wr_opcode (and so IBV_WR_*)
+ * where one exists; kernel-only and driver-private operations above 0x1f.
+ */
 enum shca_wqe_opcode {
 	SHCA_OP_RDMA_WRITE = 0,
 	SHCA_OP_RDMA_WRITE_WITH_IMM = 1,
@@ -113,14 +124,16 @@ enum shca_wqe_opcode {
 	SHCA_OP_SEND_WITH_INV = 9,
 	SHCA_OP_TSO = 10,
 	SHCA_OP_DRIVER1 = 11,
-	SHCA_OP_REG_MR = 12,		/* kernel consumers only */
-	SHCA_OP_ATOMIC_WRITE = 13,
+	SHCA_OP_MASKED_ATOMIC_CMP_AND_SWP = 12,
+	SHCA_OP_MASKED_ATOMIC_FETCH_AND_ADD = 13,
 	SHCA_OP_FLUSH = 14,
-	SHCA_OP_TM_ADD = 32,		/* tag matching list operations */
-	SHCA_OP_TM_DEL = 33,
-	SHCA_OP_TM_SYNC = 34,
-	SHCA_OP_RAW_ETH = 40,		/* RAW_PACKET send */
-	SHCA_OP_MAX = 64,
+	SHCA_OP_ATOMIC_WRITE = 15,
+	SHCA_OP_REG_MR = 0x20,		/* kernel consumers only (IB_WR_REG_MR) */
+	SHCA_OP_TM_ADD = 0x30,		/* tag matching list operations */
+	SHCA_OP_TM_DEL = 0x31,
+	SHCA_OP_TM_SYNC = 0x32,
+	SHCA_OP_RAW_ETH = 0x40,		/* RAW_PACKET send */
+	SHCA_OP_MAX = 0x80,
 };
 
 enum shca_wqe_flags {
@@ -204,7 +217,8 @@ struct shca_cqe {
 	__u32 byte_len;
 	__u32 qp_num;
 	__u32 src_qp;
-	__u32 imm_data;		/* big endian, or the invalidated rkey */
+	/* big endian immediate data, or the invalidated rkey in host order */
+	__u32 imm_data;
 	__u16 pkey_index;
 	__u8 network_hdr_type;	/* enum rdma_network_type */
 	__u8 reserved_248;

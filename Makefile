@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# shca out-of-tree module.
+#   make [module] [KDIR=/path/to/kernel/build] [BUILD=build/<name>]
+#   make modules-all    build/6.1/shca.ko and build/6.12/shca.ko
+#   make sparse         C=2 against both stock kernels
+#   make checkpatch     checkpatch.pl --no-tree on our sources
+#   make provider       providers/shca/build/libshca-rdmav34.so
+#   make check          everything (scripts/check.sh); ends "N passed, N failed"
+#   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo
+#   make clean
+#
+# Each kernel gets its own build directory holding a symlink mirror of
+# the sources, so several kernels can be built side by side.
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+SCRIPTS := $(TOP)/scripts
+
+kinfo = $(shell eval "$$($(SCRIPTS)/kernel-info.sh $(1))" && echo $$KDIR)
+
+KDIR ?= $(call kinfo,6.1)
+BUILD ?= build/$(notdir $(KDIR))
+KMAKEFLAGS ?= W=1
+
+SRC_DIRS := drivers kunit include
+MOD_SRCS := $(shell find $(addprefix $(TOP)/,drivers kunit include) \
+		-name '*.[ch]' 2>/dev/null)
+
+SHELL := /bin/bash
+
+.PHONY: all module modules-all sparse checkpatch clean provider check demo
+
+all: module
+
+# Debian's linux-headers-*-amd64/Makefile includes the -common tree by
+# an absolute /usr/src path; for headers unpacked elsewhere, point make
+# at the sibling -common Makefile instead.
+kmakefile = $(shell inc=$$(sed -n 's/^include //p' $(1)/Makefile 2>/dev/null); \
+	if [ -n "$$inc" ] && [ ! -e "$$inc" ]; then \
+		echo "-f $(1)/../$$(basename $$(dirname $$inc))/Makefile"; fi)
+
+# $(1) = build dir, $(2) = KDIR, $(3) = extra make flags, $(4) = suffix
+define kbuild
+	@mkdir -p $(1)
+	@for d in $(SRC_DIRS); do rm -rf $(1)/$$d; cp -rs $(TOP)/$$d $(1)/$$d; done
+	@ln -sf $(TOP)/Kbuild $(1)/Kbuild
+	$(MAKE) -C $(2) $(call kmakefile,$(2)) M=$(abspath $(1)) $(KMAKEFLAGS) $(3) modules $(4)
+endef
+
+module:
+	$(call kbuild,$(BUILD),$(KDIR),)
+
+modules-all:
+	$(call kbuild,build/6.1,$(call kinfo,6.1),)
+	$(call kbuild,build/6.12,$(call kinfo,6.12),)
+
+sparse:
+	$(call kbuild,build/sparse-6.1,$(call kinfo,6.1),C=2,2>&1 | tee build/sparse-6.1.log; exit $${PIPESTATUS[0]})
+	$(call kbuild,build/sparse-6.12,$(call kinfo,6.12),C=2,2>&1 | tee build/sparse-6.12.log; exit $${PIPESTATUS[0]})
+	@! grep -E '(warning|error):' build/sparse-6.1.log build/sparse-6.12.log
+	@echo "sparse: clean"
+
+CHECKPATCH_FILES := $(MOD_SRCS)
+
+checkpatch:
+	@src=$$($(SCRIPTS)/linux-source.sh) && \
+	$$src/scripts/checkpatch.pl --no-tree --show-types -q -f \
+		$(CHECKPATCH_FILES); rc=$$?; \
+	[ $$rc -eq 0 ] && echo "checkpatch: clean"; exit $$rc
+
+provider:
+	$(MAKE) -C $(TOP)/providers/shca
+
+check:
+	$(SCRIPTS)/check.sh
+
+demo:
+	$(SCRIPTS)/deps.sh
+	$(MAKE) modules-all provider
+	$(SCRIPTS)/vm-run --kernel 6.1 --timeout 900 -- $(SCRIPTS)/demo.sh
+
+clean:
+	rm -rf $(TOP)/build
+	$(MAKE) -C $(TOP)/providers/shca clean

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: completion queues.
+ *
+ * A CQ is a ring of struct shca_cqe.  The kernel (the future engine) is
+ * the only producer and keeps its producer index in ring.kprod.  The
+ * consumer is userspace for user CQs and shca_poll_cq() for kernel CQs
+ * (ring.kcons).  A user CQ's consumer index is read from shared memory
+ * and never trusted.
+ */
+#include <linux/log2.h>
+#include <rdma/ib_verbs.h>
+
+#include "shca.h"
+
+static int shca_cq_check_cqe(struct ib_device *ibdev, int cqe)
+{
+	if (cqe < 1 || cqe > SHCA_MAX_CQE) {
+		ibdev_dbg(ibdev, "cq: cqe %d out of range 1..%u\n", cqe,
+			  SHCA_MAX_CQE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int shca_cq_check(struct shca_dev *sdev,
+			 const struct ib_cq_init_attr *attr,
+			 struct ib_udata *udata)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+	struct shca_create_cq_req req;
+	int err;
+
+	err = shca_udata_get_req(ibdev, udata, &req, sizeof(req),
+				 udata ? offsetofend(typeof(req), comp_mask) : 0);
+	if (!err)
+		err = shca_udata_check_cmd(ibdev, "create_cq", req.comp_mask, 0,
+					   req.reserved_32);
+	if (err)
+		return err;
+	if (attr->flags) {
+		ibdev_dbg(ibdev, "cq: unsupported flags %#x\n", attr->flags);
+		return -EOPNOTSUPP;
+	}
+	if (attr->comp_vector >= ibdev->num_comp_vectors) {
+		ibdev_dbg(ibdev, "cq: comp_vector %u >= %d\n",
+			  attr->comp_vector, ibdev->num_comp_vectors);
+		return -EINVAL;
+	}
+	return shca_cq_check_cqe(ibdev, attr->cqe);
+}
+
+static int shca_cq_reply(struct shca_dev *sdev, struct shca_cq *cq,
+			 struct ib_udata *udata)
+{
+	struct shca_create_cq_resp resp = {};
+
+	if (!udata)
+		return 0;
+	resp.cqn = cq->cqn;
+	shca_ring_fill_info(&cq->ring, &resp.ring);
+	return shca_udata_put_resp(&sdev->ibdev, udata, &resp, sizeof(resp));
+}
+
+static int shca_cq_alloc_cqn(struct shca_dev *sdev, struct shca_cq *cq)
+{
+	int err;
+
+	if (atomic_inc_return(&sdev->num_cq) > SHCA_MAX_CQ) {
+		ibdev_dbg(&sdev->ibdev, "cq: limit %u reached\n", SHCA_MAX_CQ);
+		atomic_dec(&sdev->num_cq);
+		return -ENOMEM;
+	}
+	err = xa_alloc_cyclic(&sdev->cqs, &cq->cqn, NULL, xa_limit_31b,
+			      &sdev->next_cqn, GFP_KERNEL);
+	if (err < 0) {
+		atomic_dec(&sdev->num_cq);
+		return err;
+	}
+	return 0;
+}
+
+static void shca_cq_free_cqn(struct shca_dev *sdev, struct shca_cq *cq)
+{
+	xa_erase(&sdev->cqs, cq->cqn);
+	atomic_dec(&sdev->num_cq);
+}
+
+int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   SHCA_CREATE_CQ_ARG *arg)
+{
+	struct ib_udata *udata = shca_create_cq_udata(arg);
+	struct shca_dev *sdev = to_sdev(ibcq->device);
+	struct shca_cq *cq = to_scq(ibcq);
+	int err;
+
+	err = shca_cq_check(sdev, attr, udata);
+	if (err)
+		goto err_out;
+	err = shca_cq_alloc_cqn(sdev, cq);
+	if (err)
+		goto err_out;
+	spin_lock_init(&cq->lock);
+	cq->user = !!udata;
+	err = shca_ring_alloc(&cq->ring, sdev->dma_dev,
+			      roundup_pow_of_two(attr->cqe), SHCA_CQE_SHIFT,
+			      shca_udata_uctx(udata));
+	if (err)
+		goto err_free_cqn;
+	ibcq->cqe = cq->ring.entries;
+	err = shca_cq_reply(sdev, cq, udata);
+	if (err)
+		goto err_free_ring;
+	xa_store(&sdev->cqs, cq->cqn, cq, GFP_KERNEL);
+	return 0;
+
+err_free_ring:
+	shca_ring_free(&cq->ring);
+err_free_cqn:
+	shca_cq_free_cqn(sdev, cq);
+err_out:
+	shca_stat_inc(sdev, SHCA_STAT_CREATE_CQ_ERR);
+	return err;
+}
+
+int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibcq->device);
+	struct shca_cq *cq = to_scq(ibcq);
+
+	shca_cq_free_cqn(sdev, cq);
+	shca_ring_free(&cq->ring);
+	return 0;
+}
+
+/* Consumer index; for a user CQ it comes from shared memory. */
+static u32 shca_cq_cons(struct shca_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->user) {
+		/* pairs with userspace's release of cons after reading CQEs */
+		return smp_load_acquire(&cq->ring.ctl->cons);
+	}
+	return cq->ring.kcons;
+}
+
+/* Move unpolled CQEs of @cq to the start of @ring; cq->lock held. */
+static int shca_cq_move(struct shca_cq *cq, struct shca_ring *ring)
+{
+	u32 prod = cq->ring.kprod;
+	u32 cons = shca_cq_cons(cq);
+	u32 n = shca_ring_count(prod, cons);
+	u32 i;
+
+	lockdep_assert_held(&cq->lock);
+	if (!shca_ring_idx_valid(prod, cons, cq->ring.entries))
+		return -EIO;
+	if (n > ring->entries)
+		return -EBUSY;
+	for (i = 0; i < n; i++)
+		memcpy(shca_ring_entry(ring, i),
+		       shca_ring_entry(&cq->ring, cons + i),
+		       sizeof(struct shca_cqe));
+	ring->kprod = n;
+	/* copied CQEs are visible before prod (the ring is not shared yet) */
+	smp_store_release(&ring->ctl->prod, n);
+	swap(cq->ring, *ring);
+	return 0;
+}
+
+static int shca_resize_reply(struct shca_dev *sdev, struct shca_ring *ring,
+			     struct ib_udata *udata)
+{
+	struct shca_resize_cq_resp resp = {};
+
+	if (!udata)
+		return 0;
+	shca_ring_fill_info(ring, &resp.ring);
+	return shca_udata_put_resp(&sdev->ibdev, udata, &resp, sizeof(resp));
+}
+
+static int shca_resize_check(struct shca_dev *sdev, int cqe,
+			     struct ib_udata *udata)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+	struct shca_resize_cq_req req;
+	int err;
+
+	err = shca_udata_get_req(ibdev, udata, &req, sizeof(req),
+				 udata ? offsetofend(typeof(req), comp_mask) : 0);
+	if (!err)
+		err = shca_udata_check_cmd(ibdev, "resize_cq", req.comp_mask, 0,
+					   req.reserved_32);
+	return err ? err : shca_cq_check_cqe(ibdev, cqe);
+}
+
+/*
+ * Resize: unpolled CQEs move to indices 0..n-1 of the new ring (prod = n,
+ * cons = 0); fewer entries than unpolled CQEs is -EBUSY.
+ * Context: process.
+ */
+int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibcq->device);
+	struct shca_cq *cq = to_scq(ibcq);
+	struct shca_ring ring = {};
+	unsigned long flags;
+	int err;
+
+	err = shca_resize_check(sdev, cqe, udata);
+	if (err)
+		return err;
+	err = shca_ring_alloc(&ring, sdev->dma_dev, roundup_pow_of_two(cqe),
+			      SHCA_CQE_SHIFT, shca_udata_uctx(udata));
+	if (err)
+		return err;
+	err = shca_resize_reply(sdev, &ring, udata);
+	if (err)
+		goto out_free;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	err = shca_cq_move(cq, &ring);
+	if (!err)
+		ibcq->cqe = cq->ring.entries;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	if (err)
+		ibdev_dbg(&sdev->ibdev, "cq %u: resize to %d failed %d\n",
+			  cq->cqn, cqe, err);
+out_free:
+	shca_ring_free(&ring);	/* the old ring on success */
+	return err;
+}
+
+static bool shca_cqe_status_ok(u8 status)
+{
+	return status <= IB_WC_GENERAL_ERR;
+}
+
+static bool shca_cqe_opcode_ok(u8 opcode)
+{
+	switch (opcode) {
+	case IB_WC_SEND:
+	case IB_WC_RDMA_WRITE:
+	case IB_WC_RDMA_READ:
+	case IB_WC_LOCAL_INV:
+	case IB_WC_REG_MR:
+	case IB_WC_RECV:
+	case IB_WC_RECV_RDMA_WITH_IMM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void shca_cqe_flags_to_wc(const struct shca_cqe *cqe, struct ib_wc *wc)
+{
+	wc->wc_flags = 0;
+	if (cqe->flags & SHCA_CQE_F_IMM) {
+		wc->wc_flags |= IB_WC_WITH_IMM;
+		wc->ex.imm_data = (__force __be32)cqe->imm_data;
+	} else if (cqe->flags & SHCA_CQE_F_INV) {
+		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc->ex.invalidate_rkey = cqe->imm_data;
+	}
+	if (cqe->flags & SHCA_CQE_F_GRH)
+		wc->wc_flags |= IB_WC_GRH;
+	if (wc->opcode & IB_WC_RECV) {
+		wc->wc_flags |= IB_WC_WITH_SMAC | IB_WC_WITH_NETWORK_HDR_TYPE;
+		memcpy(wc->smac, cqe->smac, ETH_ALEN);
+		wc->network_hdr_type = cqe->network_hdr_type;
+	}
+}
+
+/* Translate one CQE; the ring may have been written by a buggy engine. */
+static void shca_cqe_to_wc(struct shca_dev *sdev, const struct shca_cqe *cqe,
+			   struct ib_wc *wc)
+{
+	struct shca_qp *qp = xa_load(&sdev->qps, cqe->qp_num);
+
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	if (!shca_cqe_status_ok(cqe->status) ||
+	    !shca_cqe_opcode_ok(cqe->opcode)) {
+		ibdev_err_ratelimited(&sdev->ibdev, "cq: bad cqe %u/%u\n",
+				      cqe->status, cqe->opcode);
+		wc->status = IB_WC_GENERAL_ERR;
+		wc->opcode = IB_WC_SEND;
+	}
+	wc->qp = qp ? &qp->ibqp : NULL;
+	wc->byte_len = cqe->byte_len;
+	wc->src_qp = cqe->src_qp;
+	wc->pkey_index = cqe->pkey_index;
+	wc->sl = cqe->sl;
+	wc->port_num = 1;
+	wc->vendor_err = cqe->vendor_err;
+	shca_cqe_flags_to_wc(cqe, wc);
+}
+
+/*
+ * Poll a kernel CQ.  Context: any, does not sleep.
+ * Return: number of completions, or -EIO for a corrupt ring.
+ */
+int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
+{
+	struct shca_dev *sdev = to_sdev(ibcq->device);
+	struct shca_cq *cq = to_scq(ibcq);
+	struct shca_ring *ring = &cq->ring;
+	unsigned long flags;
+	u32 prod, cons;
+	int n = 0;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	/* pairs with the producer's release of prod after writing CQEs */
+	prod = smp_load_acquire(&ring->ctl->prod);
+	cons = ring->kcons;
+	if (!shca_ring_idx_valid(prod, cons, ring->entries)) {
+		ibdev_err_ratelimited(&sdev->ibdev, "cq %u: broken ring\n",
+				      cq->cqn);
+		n = -EIO;
+		goto out;
+	}
+	for (; n < num && cons != prod; n++, cons++)
+		shca_cqe_to_wc(sdev, shca_ring_entry(ring, cons), &wc[n]);
+	ring->kcons = cons;
+	/* CQEs are read before the producer may reuse their slots */
+	smp_store_release(&ring->ctl->cons, cons);
+out:
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return n;
+}
+
+/*
+ * Arm the CQ.  Context: any, does not sleep.
+ * Return: 1 if IB_CQ_REPORT_MISSED_EVENTS and CQEs are pending, else 0.
+ */
+int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct shca_cq *cq = to_scq(ibcq);
+	unsigned long irqflags;
+	u32 cons;
+	int ret = 0;
+
+	spin_lock_irqsave(&cq->lock, irqflags);
+	if (cq->notify != IB_CQ_NEXT_COMP)
+		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	cons = shca_cq_cons(cq);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    !shca_ring_idx_empty(cq->ring.kprod, cons))
+		ret = 1;
+	spin_unlock_irqrestore(&cq->lock, irqflags);
+	return ret;
+}

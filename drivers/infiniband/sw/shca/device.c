@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: device and port attributes, sysfs, counters.
+ *
+ * Only what is implemented is advertised: no SRQ, XRC, MW, atomics or
+ * memory management extensions.
+ */
+#include <linux/etherdevice.h>
+#include <linux/netdevice.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#include "shca.h"
+#include "roce.h"
+
+
+int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata)
+{
+	int err = shca_udata_no_req(ibdev, udata);
+
+	if (err)
+		return err;
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = SHCA_FW_VER_RAW;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = SHCA_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = SHCA_VENDOR_ID;
+	attr->vendor_part_id = 0;
+	attr->hw_ver = 0;
+	attr->max_qp = SHCA_MAX_QP;
+	attr->max_qp_wr = SHCA_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID;
+	/* `rdma link delete` is allowed for link-created devices */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = SHCA_MAX_SGE;
+	attr->max_recv_sge = SHCA_MAX_SGE;
+	attr->max_sge_rd = SHCA_MAX_SGE;
+	attr->max_cq = SHCA_MAX_CQ;
+	attr->max_cqe = SHCA_MAX_CQE;
+	attr->max_mr = SHCA_MAX_MR;
+	attr->max_pd = SHCA_MAX_PD;
+	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = SHCA_MAX_RD_ATOM;
+	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->max_ah = SHCA_MAX_AH;
+	attr->max_pkeys = 1;
+	return 0;
+}
+
+enum ib_mtu shca_active_mtu(struct shca_dev *sdev)
+{
+	return shca_netdev_mtu_to_ib_mtu(READ_ONCE(sdev->ndev->mtu));
+}
+
+/* The port is active when the netdev is up and has carrier. */
+enum ib_port_state shca_port_state(struct shca_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	if (netif_running(ndev) && netif_carrier_ok(ndev) &&
+	    shca_active_mtu(sdev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+int shca_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *attr)
+{
+	struct shca_dev *sdev = to_sdev(ibdev);
+	enum ib_mtu mtu = shca_active_mtu(sdev);
+	int err;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->state = shca_port_state(sdev);
+	attr->phys_state = attr->state == IB_PORT_ACTIVE ?
+			   IB_PORT_PHYS_STATE_LINK_UP :
+			   IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = mtu ? mtu : IB_MTU_256;
+	attr->gid_tbl_len = SHCA_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = 1U << 31;
+	attr->pkey_tbl_len = 1;
+	attr->max_vl_num = 1;
+
+	err = ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			       &attr->active_width);
+	if (err)
+		ibdev_dbg(ibdev, "no ethernet speed: %d\n", err);
+	return 0;
+}
+
+int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey)
+{
+	if (index) {
+		ibdev_dbg(ibdev, "pkey index %u out of range\n", index);
+		return -EINVAL;
+	}
+	*pkey = SHCA_PKEY_DEFAULT;
+	return 0;
+}
+
+int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = 1;
+	immutable->gid_tbl_len = SHCA_GID_TBL_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+/* RoCE: the port runs over Ethernet, whatever the node type says. */
+enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+void shca_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", SHCA_FW_VER);
+}
+
+static const struct rdma_stat_desc shca_stat_descs[] = {
+#define SHCA_STAT(id, str) { .name = str },
+#include "stats.h"
+#undef SHCA_STAT
+};
+
+struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port)
+{
+	BUILD_BUG_ON(ARRAY_SIZE(shca_stat_descs) != SHCA_NUM_STATS);
+	return rdma_alloc_hw_stats_struct(shca_stat_descs, SHCA_NUM_STATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index)
+{
+	struct shca_dev *sdev = to_sdev(ibdev);
+	int i;
+
+	for (i = 0; i < SHCA_NUM_STATS; i++)
+		stats->value[i] = atomic64_read(&sdev->stats[i]);
+	return SHCA_NUM_STATS;
+}
+
+static ssize_t shca_abi_version_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", SHCA_UVERBS_ABI_VERSION);
+}
+
+static struct device_attribute shca_abi_attr = {
+	.attr = { .name = SHCA_SYSFS_ABI_ATTR, .mode = 0444 },
+	.show = shca_abi_version_show,
+};
+
+static struct attribute *shca_attrs[] = {
+	&shca_abi_attr.attr,
+	NULL
+};
+
+const struct attribute_group shca_attr_group = {
+	.attrs = shca_attrs,
+};

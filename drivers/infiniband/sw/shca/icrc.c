@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: the RoCE v2 invariant CRC (IBTA annex A17).
+ *
+ * The ICRC is the standard CRC-32 (reflected polynomial 0xedb88320, all-ones
+ * seed, inverted result) over:
+ *   - 8 bytes of 0xff standing in for the InfiniBand LRH;
+ *   - the IP header with the fields routers may change set to all ones
+ *     (IPv4: TOS, TTL, header checksum; IPv6: traffic class, flow label,
+ *     hop limit);
+ *   - the UDP header with its checksum set to all ones;
+ *   - the BTH with its resv8a byte (FECN, BECN, resv6) set to all ones;
+ *   - everything after the BTH up to the ICRC (extension headers, payload
+ *     and pad).
+ * It is stored after the pad least significant byte first, as an Ethernet
+ * FCS would be.
+ */
+#include <linux/errno.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/string.h>
+#include <linux/udp.h>
+
+#include "wire.h"
+
+#define SHCA_IPV4_MAX_HDR	60
+#define SHCA_IPV4_FRAG_MASK	0x3fff	/* MF flag and fragment offset */
+#define SHCA_SUM16_ONES		((__force __sum16)0xffff)
+#define SHCA_ICRC_PSEUDO_MAX	(SHCA_IPV4_MAX_HDR + sizeof(struct udphdr) + \
+				 SHCA_BTH_BYTES)
+
+/* Where the pieces of a RoCE v2 datagram are, from its IP header. */
+struct shca_icrc_layout {
+	size_t	ip_hlen;	/* IP header bytes (v4 options included) */
+	size_t	total;		/* IP datagram bytes, ICRC included */
+};
+
+static const u8 shca_icrc_lrh[8] = {
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+};
+
+/* The smallest datagram an ICRC can be computed over. */
+static size_t shca_icrc_min(size_t ip_hlen)
+{
+	return ip_hlen + sizeof(struct udphdr) + SHCA_BTH_BYTES +
+	       SHCA_ICRC_BYTES;
+}
+
+static int shca_icrc_layout4(const u8 *ip, size_t len,
+			     struct shca_icrc_layout *lo)
+{
+	struct iphdr iph;
+
+	if (len < sizeof(iph))
+		return -EINVAL;
+	memcpy(&iph, ip, sizeof(iph));
+	lo->ip_hlen = iph.ihl * 4;
+	lo->total = be16_to_cpu(iph.tot_len);
+	if (iph.ihl < 5 || iph.protocol != IPPROTO_UDP)
+		return -EINVAL;
+	/* A fragment cannot be checked on its own. */
+	if (iph.frag_off & cpu_to_be16(SHCA_IPV4_FRAG_MASK))
+		return -EINVAL;
+	return 0;
+}
+
+static int shca_icrc_layout6(const u8 *ip, size_t len,
+			     struct shca_icrc_layout *lo)
+{
+	struct ipv6hdr ip6h;
+
+	if (len < sizeof(ip6h))
+		return -EINVAL;
+	memcpy(&ip6h, ip, sizeof(ip6h));
+	if (ip6h.nexthdr != IPPROTO_UDP)
+		return -EINVAL;
+	lo->ip_hlen = sizeof(ip6h);
+	lo->total = sizeof(ip6h) + be16_to_cpu(ip6h.payload_len);
+	return 0;
+}
+
+/*
+ * Validate the IP and UDP headers at @ip enough to know where BTH and
+ * ICRC are, without reading past @len.
+ */
+static int shca_icrc_layout(const u8 *ip, size_t len,
+			    struct shca_icrc_layout *lo)
+{
+	struct udphdr udph;
+	int err;
+
+	if (!ip || len < 1)
+		return -EINVAL;
+	switch (ip[0] >> 4) {
+	case 4:
+		err = shca_icrc_layout4(ip, len, lo);
+		break;
+	case 6:
+		err = shca_icrc_layout6(ip, len, lo);
+		break;
+	default:
+		err = -EINVAL;
+		break;
+	}
+	if (err)
+		return err;
+	if (lo->total > len || lo->total < shca_icrc_min(lo->ip_hlen))
+		return -EINVAL;
+	memcpy(&udph, ip + lo->ip_hlen, sizeof(udph));
+	if (be16_to_cpu(udph.len) != lo->total - lo->ip_hlen)
+		return -EINVAL;
+	return 0;
+}
+
+/* Set the variant fields of a copied IP/UDP/BTH header block to ones. */
+static void shca_icrc_mask(u8 *ph, size_t ip_hlen)
+{
+	struct udphdr *udph = (struct udphdr *)(ph + ip_hlen);
+	struct shca_bth *bth = (struct shca_bth *)(udph + 1);
+
+	if (ip_hlen == sizeof(struct ipv6hdr) && (ph[0] >> 4) == 6) {
+		struct ipv6hdr *ip6h = (struct ipv6hdr *)ph;
+
+		ip6h->priority = 0xf;
+		memset(ip6h->flow_lbl, 0xff, sizeof(ip6h->flow_lbl));
+		ip6h->hop_limit = 0xff;
+	} else {
+		struct iphdr *iph = (struct iphdr *)ph;
+
+		iph->tos = 0xff;
+		iph->ttl = 0xff;
+		iph->check = SHCA_SUM16_ONES;
+	}
+	udph->check = SHCA_SUM16_ONES;
+	bth->qpn |= cpu_to_be32(SHCA_BTH_RESV8A_MASK);
+}
+
+/**
+ * shca_icrc_hdr() - start an ICRC over the network and base headers
+ * @ip: linear buffer starting at the IPv4 or IPv6 header
+ * @len: bytes readable at @ip; must cover IP, UDP and BTH headers
+ * @crc: out: running CRC after the pseudo-LRH and masked IP/UDP/BTH
+ * @end: out: offset from @ip of the ICRC (end of the covered bytes)
+ *
+ * The bytes from @ip + (IP header + UDP + BTH) up to @end must then be fed
+ * to shca_icrc_update(), and the result passed to shca_icrc_final().
+ * The IP and UDP lengths must agree and the datagram must fit in @len.
+ *
+ * Return: the offset of the first byte after the BTH, or -EINVAL.
+ */
+int shca_icrc_hdr(const void *ip, size_t len, u32 *crc, size_t *end)
+{
+	u8 ph[SHCA_ICRC_PSEUDO_MAX] __aligned(8);
+	struct shca_icrc_layout lo;
+	size_t hlen;
+	int err;
+
+	err = shca_icrc_layout(ip, len, &lo);
+	if (err)
+		return err;
+	hlen = lo.ip_hlen + sizeof(struct udphdr) + SHCA_BTH_BYTES;
+	memcpy(ph, ip, hlen);
+	shca_icrc_mask(ph, lo.ip_hlen);
+
+	*crc = crc32_le(~0U, shca_icrc_lrh, sizeof(shca_icrc_lrh));
+	*crc = crc32_le(*crc, ph, hlen);
+	*end = lo.total - SHCA_ICRC_BYTES;
+	return hlen;
+}
+
+/* ICRC of the datagram at @ip, and the offset at which it is stored. */
+static int shca_icrc_calc(const u8 *ip, size_t len, u32 *icrc, size_t *at)
+{
+	u32 crc;
+	int off;
+
+	off = shca_icrc_hdr(ip, len, &crc, at);
+	if (off < 0)
+		return off;
+	crc = shca_icrc_update(crc, ip + off, *at - off);
+	*icrc = shca_icrc_final(crc);
+	return 0;
+}
+
+/**
+ * shca_icrc_compute() - compute the ICRC of a RoCE v2 datagram
+ * @ip: linear buffer starting at the IPv4 or IPv6 header
+ * @len: bytes readable at @ip (at least the IP datagram length)
+ * @icrc: out: the ICRC value (stored on the wire as a __le32)
+ *
+ * The ICRC field itself (last four bytes of the datagram) is not read.
+ *
+ * Return: 0, or -EINVAL if the headers are not a well-formed RoCE v2
+ * datagram within @len.
+ */
+int shca_icrc_compute(const void *ip, size_t len, u32 *icrc)
+{
+	size_t at;
+
+	return shca_icrc_calc(ip, len, icrc, &at);
+}
+
+/**
+ * shca_icrc_check() - verify the ICRC of a received RoCE v2 datagram
+ * @ip: linear buffer starting at the IPv4 or IPv6 header
+ * @len: bytes readable at @ip
+ *
+ * Return: 0 if the ICRC matches, -EBADMSG if it does not, -EINVAL if the
+ * headers are malformed.
+ */
+int shca_icrc_check(const void *ip, size_t len)
+{
+	const u8 *p = ip;
+	__le32 wire;
+	size_t at;
+	u32 icrc;
+	int err;
+
+	err = shca_icrc_calc(p, len, &icrc, &at);
+	if (err)
+		return err;
+	memcpy(&wire, p + at, sizeof(wire));
+	return le32_to_cpu(wire) == icrc ? 0 : -EBADMSG;
+}
+
+/**
+ * shca_icrc_set() - compute and store the ICRC of an outgoing datagram
+ * @ip: linear buffer starting at the IPv4 or IPv6 header, headers final
+ * @len: bytes writable at @ip
+ *
+ * Return: 0, or -EINVAL if the headers are malformed.
+ */
+int shca_icrc_set(void *ip, size_t len)
+{
+	u8 *p = ip;
+	__le32 wire;
+	size_t at;
+	u32 icrc;
+	int err;
+
+	err = shca_icrc_calc(p, len, &icrc, &at);
+	if (err)
+		return err;
+	wire = cpu_to_le32(icrc);
+	memcpy(p + at, &wire, sizeof(wire));
+	return 0;
+}

@@ -1,0 +1,455 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: software RoCE v2 HCA - module, device life cycle, netdev events.
+ *
+ * `rdma link add NAME type shca netdev IF` creates one ib_device per
+ * Ethernet netdev.  Each instance owns a struct device used for
+ * DMA-coherent ring memory and as parent of the ib_device; under it a
+ * "net" directory links to the netdev so that
+ * /sys/class/infiniband/NAME/device/net/IF exists.  The link is not
+ * renamed when the netdev is (known limitation).
+ */
+#include <linux/dma-mapping.h>
+#include <linux/if_arp.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_netlink.h>
+
+#include "shca.h"
+#include "roce.h"
+
+MODULE_AUTHOR("shca authors");
+MODULE_DESCRIPTION("Software RoCE v2 HCA");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("shca");
+
+/* All instances; see the locking overview in shca.h. */
+static LIST_HEAD(shca_dev_list);
+static DEFINE_MUTEX(shca_dev_mutex);
+static DECLARE_WAIT_QUEUE_HEAD(shca_exit_wq);
+/* Driver-owned struct devices not yet released. */
+static atomic_t shca_dma_devs = ATOMIC_INIT(0);
+/* Instance numbers for the driver-owned struct device names. */
+static DEFINE_IDA(shca_dev_ida);
+
+static const struct ib_device_ops shca_dev_ops;
+
+/* The driver-owned device and its instance number. */
+struct shca_dma_dev {
+	struct device dev;
+	int id;
+};
+
+static void shca_dma_dev_release(struct device *dev)
+{
+	struct shca_dma_dev *ddev = container_of(dev, struct shca_dma_dev, dev);
+
+	ida_free(&shca_dev_ida, ddev->id);
+	kfree(ddev);
+	if (atomic_dec_and_test(&shca_dma_devs))
+		wake_up(&shca_exit_wq);
+}
+
+static int shca_dma_dev_add(struct shca_dev *sdev)
+{
+	struct shca_dma_dev *ddev;
+	struct device *dev;
+	int err;
+
+	ddev = kzalloc(sizeof(*ddev), GFP_KERNEL);
+	if (!ddev)
+		return -ENOMEM;
+	ddev->id = ida_alloc(&shca_dev_ida, GFP_KERNEL);
+	if (ddev->id < 0) {
+		err = ddev->id;
+		kfree(ddev);
+		return err;
+	}
+	dev = &ddev->dev;
+	atomic_inc(&shca_dma_devs);
+	device_initialize(dev);
+	dev->release = shca_dma_dev_release;
+	dev->parent = sdev->ndev->dev.parent;
+	err = dev_set_name(dev, "%s-dev%d", SHCA_DRV_NAME, ddev->id);
+	if (!err)
+		err = dma_coerce_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (!err)
+		err = device_add(dev);
+	if (err) {
+		put_device(dev);
+		return err;
+	}
+	sdev->dma_dev = dev;
+	return 0;
+}
+
+static int shca_net_link_add(struct shca_dev *sdev)
+{
+	struct net_device *ndev = sdev->ndev;
+	int err;
+
+	sdev->net_kobj = kobject_create_and_add("net", &sdev->dma_dev->kobj);
+	if (!sdev->net_kobj)
+		return -ENOMEM;
+	strscpy(sdev->net_link, ndev->name, sizeof(sdev->net_link));
+	err = sysfs_create_link(sdev->net_kobj, &ndev->dev.kobj,
+				sdev->net_link);
+	if (err) {
+		kobject_put(sdev->net_kobj);
+		sdev->net_kobj = NULL;
+	}
+	return err;
+}
+
+/* Undo shca_dma_dev_add() and shca_net_link_add(); ibdev is gone from sysfs. */
+static void shca_dma_dev_del(struct shca_dev *sdev)
+{
+	if (sdev->net_kobj) {
+		/* the link carries the name it was created with */
+		sysfs_remove_link(sdev->net_kobj, sdev->net_link);
+		kobject_put(sdev->net_kobj);
+		sdev->net_kobj = NULL;
+	}
+	device_del(sdev->dma_dev);
+	put_device(sdev->dma_dev);
+	sdev->dma_dev = NULL;
+}
+
+/* Release what shca_dev_init() set up; ib_dealloc_device() is the caller's. */
+static void shca_dev_fini(struct shca_dev *sdev)
+{
+	WARN_ON(!xa_empty(&sdev->qps));
+	WARN_ON(!xa_empty(&sdev->cqs));
+	WARN_ON(!xa_empty(&sdev->mrs));
+	WARN_ON(!xa_empty(&sdev->ahs));
+	xa_destroy(&sdev->qps);
+	xa_destroy(&sdev->cqs);
+	xa_destroy(&sdev->mrs);
+	xa_destroy(&sdev->ahs);
+	ida_destroy(&sdev->pd_ida);
+	if (sdev->dma_dev)
+		shca_dma_dev_del(sdev);
+	dev_put(sdev->ndev);
+}
+
+/* ib_core calls this last on unregistration (all paths). */
+static void shca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct shca_dev *sdev = to_sdev(ibdev);
+
+	mutex_lock(&shca_dev_mutex);
+	list_del(&sdev->list);
+	mutex_unlock(&shca_dev_mutex);
+	shca_dev_fini(sdev);
+	wake_up(&shca_exit_wq);
+}
+
+static void shca_dev_init_ids(struct shca_dev *sdev)
+{
+	ida_init(&sdev->pd_ida);
+	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	sdev->next_qpn = SHCA_GSI_QPN + 1;
+}
+
+static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+	int err;
+
+	dev_hold(ndev);
+	sdev->ndev = ndev;
+	INIT_LIST_HEAD(&sdev->list);
+	shca_dev_init_ids(sdev);
+
+	err = shca_dma_dev_add(sdev);
+	if (!err)
+		err = shca_net_link_add(sdev);
+	if (err)
+		return err;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = SHCA_NUM_COMP_VECTORS;
+	ibdev->node_guid = shca_mac_to_guid(ndev->dev_addr);
+	ibdev->dev.parent = sdev->dma_dev;
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	strscpy(ibdev->node_desc, "shca", sizeof(ibdev->node_desc));
+	ib_set_device_ops(ibdev, &shca_dev_ops);
+	return ib_device_set_netdev(ibdev, ndev, 1);
+}
+
+/* Find the instance on @ndev; caller holds shca_dev_mutex. */
+static struct shca_dev *shca_find_locked(struct net_device *ndev)
+{
+	struct shca_dev *sdev;
+
+	lockdep_assert_held(&shca_dev_mutex);
+	list_for_each_entry(sdev, &shca_dev_list, list)
+		if (sdev->ndev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/* Reserve @ndev for @sdev: -EEXIST if another instance has it. */
+static int shca_dev_list_add(struct shca_dev *sdev)
+{
+	int err = 0;
+
+	mutex_lock(&shca_dev_mutex);
+	if (shca_find_locked(sdev->ndev))
+		err = -EEXIST;
+	else
+		list_add_tail(&sdev->list, &shca_dev_list);
+	mutex_unlock(&shca_dev_mutex);
+	return err;
+}
+
+static void shca_dev_list_del(struct shca_dev *sdev)
+{
+	mutex_lock(&shca_dev_mutex);
+	list_del_init(&sdev->list);
+	mutex_unlock(&shca_dev_mutex);
+}
+
+static int shca_newlink_check(const char *name, struct net_device *ndev)
+{
+	bool taken;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		netdev_err(ndev, "shca: %s: not an Ethernet device (type %u)\n",
+			   name, ndev->type);
+		return -EINVAL;
+	}
+	mutex_lock(&shca_dev_mutex);
+	taken = shca_find_locked(ndev);
+	mutex_unlock(&shca_dev_mutex);
+	if (taken) {
+		netdev_err(ndev, "shca: %s: netdev already has an shca device\n",
+			   name);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static void shca_unregister_queued(struct shca_dev *sdev)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	if (!ib_device_try_get(ibdev))
+		return;		/* already on its way out */
+	ib_unregister_device_queued(ibdev);
+	ib_device_put(ibdev);
+}
+
+static int shca_register(struct shca_dev *sdev, const char *name)
+{
+	int err;
+
+	err = shca_dev_list_add(sdev);
+	if (err) {
+		netdev_err(sdev->ndev, "shca: %s: netdev already has an shca device\n",
+			   name);
+		return err;
+	}
+	err = ib_register_device(&sdev->ibdev, name, NULL);
+	if (err) {
+		netdev_err(sdev->ndev, "shca: %s: ib_register_device: %d\n",
+			   name, err);
+		shca_dev_list_del(sdev);
+		return err;
+	}
+	mutex_lock(&shca_dev_mutex);
+	sdev->registered = true;
+	sdev->port_state = shca_port_state(sdev);
+	/* the netdev may have gone while the notifier ignored us */
+	if (READ_ONCE(sdev->ndev->reg_state) != NETREG_REGISTERED)
+		shca_unregister_queued(sdev);
+	mutex_unlock(&shca_dev_mutex);
+	return 0;
+}
+
+static int shca_newlink(const char *name, struct net_device *ndev)
+{
+	struct shca_dev *sdev;
+	int err;
+
+	err = shca_newlink_check(name, ndev);
+	if (err)
+		return err;
+	sdev = ib_alloc_device(shca_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	err = shca_dev_init(sdev, ndev);
+	if (!err)
+		err = shca_register(sdev, name);
+	if (err) {
+		shca_dev_fini(sdev);
+		ib_dealloc_device(&sdev->ibdev);
+		return err;
+	}
+	ibdev_info(&sdev->ibdev, "attached to %s\n", netdev_name(ndev));
+	return 0;
+}
+
+static struct rdma_link_ops shca_link_ops = {
+	.type = SHCA_DRV_NAME,
+	.newlink = shca_newlink,
+};
+
+static void shca_port_event(struct shca_dev *sdev)
+{
+	enum ib_port_state state = shca_port_state(sdev);
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+	};
+
+	if (state == sdev->port_state)
+		return;
+	sdev->port_state = state;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+/* Context: process, RTNL held. */
+static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct shca_dev *sdev;
+
+	mutex_lock(&shca_dev_mutex);
+	sdev = shca_find_locked(ndev);
+	if (!sdev || !sdev->registered)
+		goto out;
+
+	switch (event) {
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+	case NETDEV_CHANGEMTU:
+		shca_port_event(sdev);
+		break;
+	case NETDEV_UNREGISTER:
+		shca_unregister_queued(sdev);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&shca_dev_mutex);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block shca_netdev_nb = {
+	.notifier_call = shca_netdev_event,
+};
+
+static const struct ib_device_ops shca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
+	.device_group = &shca_attr_group,	/* SHCA_SYSFS_ABI_ATTR */
+
+	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
+	.alloc_pd = shca_alloc_pd,
+	.alloc_ucontext = shca_alloc_ucontext,
+	.create_ah = shca_create_ah,
+	.create_cq = shca_create_cq,
+	.create_qp = shca_create_qp,
+	.create_user_ah = shca_create_ah,
+	.dealloc_driver = shca_dealloc_driver,
+	.dealloc_pd = shca_dealloc_pd,
+	.dealloc_ucontext = shca_dealloc_ucontext,
+	.dereg_mr = shca_dereg_mr,
+	.destroy_ah = shca_destroy_ah,
+	.destroy_cq = shca_destroy_cq,
+	.destroy_qp = shca_destroy_qp,
+	.disassociate_ucontext = shca_disassociate_ucontext,
+	.get_dev_fw_str = shca_get_dev_fw_str,
+	.get_dma_mr = shca_get_dma_mr,
+	.get_hw_stats = shca_get_hw_stats,
+	.get_link_layer = shca_get_link_layer,
+	.get_port_immutable = shca_get_port_immutable,
+	.mmap = shca_mmap,
+	.mmap_free = shca_mmap_free,
+	.modify_qp = shca_modify_qp,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
+	.query_ah = shca_query_ah,
+	.query_device = shca_query_device,
+	.query_pkey = shca_query_pkey,
+	.query_port = shca_query_port,
+	.query_qp = shca_query_qp,
+	.reg_user_mr = shca_reg_user_mr,
+	.req_notify_cq = shca_req_notify_cq,
+	.rereg_user_mr = shca_rereg_user_mr,
+	.resize_cq = shca_resize_cq,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuctx),
+};
+
+static int __init shca_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&shca_netdev_nb);
+	if (err)
+		return err;
+	rdma_link_register(&shca_link_ops);
+	return 0;
+}
+
+/* Take a registration reference on the first live instance, if any. */
+static struct shca_dev *shca_get_first(void)
+{
+	struct shca_dev *sdev;
+
+	mutex_lock(&shca_dev_mutex);
+	list_for_each_entry(sdev, &shca_dev_list, list) {
+		if (sdev->registered && ib_device_try_get(&sdev->ibdev)) {
+			sdev->registered = false;
+			mutex_unlock(&shca_dev_mutex);
+			return sdev;
+		}
+	}
+	mutex_unlock(&shca_dev_mutex);
+	return NULL;
+}
+
+static bool shca_all_gone(void)
+{
+	bool empty;
+
+	mutex_lock(&shca_dev_mutex);
+	empty = list_empty(&shca_dev_list);
+	mutex_unlock(&shca_dev_mutex);
+	return empty && !atomic_read(&shca_dma_devs);
+}
+
+static void __exit shca_exit(void)
+{
+	struct shca_dev *sdev;
+
+	rdma_link_unregister(&shca_link_ops);
+	unregister_netdevice_notifier(&shca_netdev_nb);
+	while ((sdev = shca_get_first()))
+		ib_unregister_device_and_put(&sdev->ibdev);
+	/* Fence for unregistrations queued or running elsewhere. */
+	wait_event(shca_exit_wq, shca_all_gone());
+}
+
+module_init(shca_init);
+module_exit(shca_exit);

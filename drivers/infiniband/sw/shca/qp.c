@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: queue pairs - creation, state machine, attributes, posting.
+ *
+ * Lifetime: a QP is found by QPN in sdev->qps (lookups take a reference
+ * under the xarray lock).  Destroy unpublishes it, drops the creation
+ * reference and waits until every lookup reference is gone.
+ */
+#include <linux/log2.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#include "shca.h"
+#include "roce.h"
+
+#define SHCA_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+static void shca_qp_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct shca_qp, ref)->freed);
+}
+
+/* Context: any. */
+struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn)
+{
+	unsigned long flags;
+	struct shca_qp *qp;
+
+	xa_lock_irqsave(&sdev->qps, flags);
+	qp = xa_load(&sdev->qps, qpn);
+	if (qp && !kref_get_unless_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock_irqrestore(&sdev->qps, flags);
+	return qp;
+}
+
+void shca_qp_put(struct shca_qp *qp)
+{
+	kref_put(&qp->ref, shca_qp_release);
+}
+
+static int shca_qp_check_type(struct ib_device *ibdev,
+			      const struct ib_qp_init_attr *init,
+			      struct ib_udata *udata)
+{
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (!udata)
+			break;
+		fallthrough;
+	default:
+		ibdev_dbg(ibdev, "qp: type %d not supported\n", init->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags || init->rwq_ind_tbl) {
+		ibdev_dbg(ibdev, "qp: srq/create_flags %#x/rwq not supported\n",
+			  init->create_flags);
+		return -EOPNOTSUPP;
+	}
+	if (!init->send_cq || !init->recv_cq) {
+		ibdev_dbg(ibdev, "qp: send and recv CQ required\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int shca_qp_check_cap(struct ib_device *ibdev,
+			     const struct ib_qp_cap *cap)
+{
+	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
+	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
+	    cap->max_send_sge > SHCA_MAX_SGE ||
+	    cap->max_recv_sge > SHCA_MAX_SGE ||
+	    cap->max_inline_data > SHCA_MAX_INLINE) {
+		ibdev_dbg(ibdev, "qp: caps wr %u/%u sge %u/%u inline %u too big\n",
+			  cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
+			  cap->max_recv_sge, cap->max_inline_data);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int shca_qp_check(struct ib_device *ibdev,
+			 const struct ib_qp_init_attr *init,
+			 struct ib_udata *udata)
+{
+	struct shca_create_qp_req req;
+	int err;
+
+	err = shca_udata_get_req(ibdev, udata, &req, sizeof(req),
+				 udata ? offsetofend(typeof(req), comp_mask) : 0);
+	if (!err)
+		err = shca_udata_check_cmd(ibdev, "create_qp", req.comp_mask, 0,
+					   req.reserved_32);
+	if (!err)
+		err = shca_qp_check_type(ibdev, init, udata);
+	if (!err)
+		err = shca_qp_check_cap(ibdev, &init->cap);
+	return err;
+}
+
+/* Reserve the QPN (NULL entry); published by shca_qp_publish(). */
+static int shca_qp_alloc_qpn(struct shca_dev *sdev, struct shca_qp *qp)
+{
+	u32 qpn = SHCA_GSI_QPN;
+	int err;
+
+	if (atomic_inc_return(&sdev->num_qp) > SHCA_MAX_QP) {
+		ibdev_dbg(&sdev->ibdev, "qp: limit %u reached\n", SHCA_MAX_QP);
+		err = -ENOMEM;
+		goto err_count;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_GSI)
+		err = xa_insert_irq(&sdev->qps, qpn, NULL, GFP_KERNEL);
+	else
+		err = xa_alloc_cyclic_irq(&sdev->qps, &qpn, NULL,
+					  XA_LIMIT(SHCA_GSI_QPN + 1,
+						   SHCA_MAX_QPN),
+					  &sdev->next_qpn, GFP_KERNEL);
+	if (err < 0)
+		goto err_count;
+	qp->ibqp.qp_num = qpn;
+	return 0;
+
+err_count:
+	atomic_dec(&sdev->num_qp);
+	return err;
+}
+
+static void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp)
+{
+	xa_erase_irq(&sdev->qps, qp->ibqp.qp_num);
+	atomic_dec(&sdev->num_qp);
+}
+
+/* Round the caps up to what the rings really provide. */
+static void shca_qp_set_cap(struct shca_qp *qp, struct ib_qp_cap *cap)
+{
+	cap->max_send_wr = roundup_pow_of_two(max(cap->max_send_wr, 1U));
+	cap->max_recv_wr = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
+	cap->max_send_sge = SHCA_MAX_SGE;
+	cap->max_recv_sge = SHCA_MAX_SGE;
+	cap->max_inline_data = SHCA_MAX_INLINE;
+	qp->cap = *cap;
+	qp->sq.max_sge = cap->max_send_sge;
+	qp->rq.max_sge = cap->max_recv_sge;
+}
+
+static int shca_qp_alloc_rings(struct shca_dev *sdev, struct shca_qp *qp,
+			       struct ib_udata *udata)
+{
+	struct ib_ucontext *uctx = shca_udata_uctx(udata);
+	int err;
+
+	err = shca_ring_alloc(&qp->sq.ring, sdev->dma_dev, qp->cap.max_send_wr,
+			      SHCA_SQ_ENTRY_SHIFT, uctx);
+	if (err)
+		return err;
+	err = shca_ring_alloc(&qp->rq.ring, sdev->dma_dev, qp->cap.max_recv_wr,
+			      SHCA_RQ_ENTRY_SHIFT, uctx);
+	if (err)
+		shca_ring_free(&qp->sq.ring);
+	return err;
+}
+
+static void shca_qp_free_rings(struct shca_qp *qp)
+{
+	shca_ring_free(&qp->rq.ring);
+	shca_ring_free(&qp->sq.ring);
+}
+
+static int shca_qp_reply(struct shca_dev *sdev, struct shca_qp *qp,
+			 struct ib_udata *udata)
+{
+	struct shca_create_qp_resp resp = {};
+
+	if (!udata)
+		return 0;
+	resp.comp_mask = SHCA_CREATE_QP_RESP_CMASK_SQ |
+			 SHCA_CREATE_QP_RESP_CMASK_RQ;
+	resp.qpn = qp->ibqp.qp_num;
+	resp.max_inline_data = qp->cap.max_inline_data;
+	shca_ring_fill_info(&qp->sq.ring, &resp.sq);
+	shca_ring_fill_info(&qp->rq.ring, &resp.rq);
+	return shca_udata_put_resp(&sdev->ibdev, udata, &resp, sizeof(resp));
+}
+
+static void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
+			 struct ib_qp_init_attr *init, struct ib_udata *udata)
+{
+	kref_init(&qp->ref);
+	init_completion(&qp->freed);
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	qp->state = IB_QPS_RESET;
+	qp->user = !!udata;
+	qp->sq_sig_type = init->sq_sig_type;
+	qp->attr.port_num = 1;
+	qp->attr.path_mtu = shca_active_mtu(sdev);
+	if (init->qp_type == IB_QPT_GSI)
+		qp->attr.qkey = IB_QP1_QKEY;
+}
+
+int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibqp->device);
+	struct shca_qp *qp = to_sqp(ibqp);
+	int err;
+
+	err = shca_qp_check(&sdev->ibdev, init, udata);
+	if (err)
+		goto err_out;
+	shca_qp_init(sdev, qp, init, udata);
+	err = shca_qp_alloc_qpn(sdev, qp);
+	if (err)
+		goto err_out;
+	shca_qp_set_cap(qp, &init->cap);
+	err = shca_qp_alloc_rings(sdev, qp, udata);
+	if (err)
+		goto err_free_qpn;
+	err = shca_qp_reply(sdev, qp, udata);
+	if (err)
+		goto err_free_rings;
+	xa_store_irq(&sdev->qps, ibqp->qp_num, qp, GFP_KERNEL);
+	return 0;
+
+err_free_rings:
+	shca_qp_free_rings(qp);
+err_free_qpn:
+	shca_qp_free_qpn(sdev, qp);
+err_out:
+	shca_stat_inc(sdev, SHCA_STAT_CREATE_QP_ERR);
+	return err;
+}
+
+int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibqp->device);
+	struct shca_qp *qp = to_sqp(ibqp);
+
+	xa_erase_irq(&sdev->qps, ibqp->qp_num);
+	shca_qp_put(qp);
+	wait_for_completion(&qp->freed);
+	shca_qp_free_rings(qp);
+	atomic_dec(&sdev->num_qp);
+	mutex_destroy(&qp->state_lock);
+	return 0;
+}
+
+static int shca_qp_check_path(struct shca_dev *sdev,
+			      const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
+		ibdev_dbg(ibdev, "qp: bad port %u\n", attr->port_num);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index) {
+		ibdev_dbg(ibdev, "qp: bad pkey index %u\n", attr->pkey_index);
+		return -EINVAL;
+	}
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 ||
+	     attr->path_mtu > shca_active_mtu(sdev))) {
+		ibdev_dbg(ibdev, "qp: path mtu %d above active %d\n",
+			  attr->path_mtu, shca_active_mtu(sdev));
+		return -EINVAL;
+	}
+	if (mask & IB_QP_AV)
+		return shca_ah_attr_check(ibdev, &attr->ah_attr);
+	return 0;
+}
+
+static int shca_qp_check_attr(struct shca_dev *sdev,
+			      const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	if (mask & (IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE |
+		    IB_QP_RATE_LIMIT)) {
+		ibdev_dbg(ibdev, "qp: APM/rate limit not supported\n");
+		return -EOPNOTSUPP;
+	}
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~SHCA_QP_ACCESS)) {
+		ibdev_dbg(ibdev, "qp: bad access flags %#x\n",
+			  attr->qp_access_flags);
+		return -EINVAL;
+	}
+	if (((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	     attr->max_rd_atomic > SHCA_MAX_RD_ATOM) ||
+	    ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	     attr->max_dest_rd_atomic > SHCA_MAX_RD_ATOM)) {
+		ibdev_dbg(ibdev, "qp: rd_atomic %u/%u above %u\n",
+			  attr->max_rd_atomic, attr->max_dest_rd_atomic,
+			  SHCA_MAX_RD_ATOM);
+		return -EINVAL;
+	}
+	return shca_qp_check_path(sdev, attr, mask);
+}
+
+static void shca_qp_store_path(struct shca_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	lockdep_assert_held(&qp->state_lock);
+	if (mask & IB_QP_AV) {
+		a->ah_attr = attr->ah_attr;
+		a->ah_attr.grh.sgid_attr = NULL;	/* ib_core holds it */
+	}
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+}
+
+static void shca_qp_store_attr(struct shca_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	lockdep_assert_held(&qp->state_lock);
+	shca_qp_store_path(qp, attr, mask);
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & 0xffffff;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & 0xffffff;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num & 0xffffff;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+}
+
+static int shca_qp_transition(struct shca_dev *sdev, struct shca_qp *qp,
+			      const struct ib_qp_attr *attr, int mask)
+{
+	enum ib_qp_state cur = qp->state, next;
+
+	lockdep_assert_held(&qp->state_lock);
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		ibdev_dbg(&sdev->ibdev, "qp %u: cur_qp_state %d, is %d\n",
+			  qp->ibqp.qp_num, attr->cur_qp_state, cur);
+		return -EINVAL;
+	}
+	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask)) {
+		ibdev_dbg(&sdev->ibdev, "qp %u: bad transition %d->%d mask %#x\n",
+			  qp->ibqp.qp_num, cur, next, mask);
+		return -EINVAL;
+	}
+	return shca_qp_check_attr(sdev, attr, mask);
+}
+
+/* Context: process, may sleep. */
+int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibqp->device);
+	struct shca_qp *qp = to_sqp(ibqp);
+	int err;
+
+	err = shca_udata_no_req(&sdev->ibdev, udata);
+	if (err)
+		goto err_out;
+	mutex_lock(&qp->state_lock);
+	err = shca_qp_transition(sdev, qp, attr, mask);
+	if (!err) {
+		shca_qp_store_attr(qp, attr, mask);
+		if (mask & IB_QP_STATE)
+			WRITE_ONCE(qp->state, attr->qp_state);
+	}
+	mutex_unlock(&qp->state_lock);
+	if (!err)
+		return 0;
+err_out:
+	shca_stat_inc(sdev, SHCA_STAT_MODIFY_QP_ERR);
+	return err;
+}
+
+/* Context: process, may sleep. */
+int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+
+	memset(init, 0, sizeof(*init));
+	mutex_lock(&qp->state_lock);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->cap = qp->cap;
+	mutex_unlock(&qp->state_lock);
+
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->qp_type = ibqp->qp_type;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_type;
+	init->port_num = 1;
+	return 0;
+}
+
+/*
+ * The send path belongs to the datapath engine, which is not part of
+ * this driver yet: every post fails, nothing is queued.
+ * Context: any, does not sleep.
+ */
+int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+/* Write one receive WQE at the private producer index; rq_lock held. */
+static int shca_post_one_recv(struct shca_qp *qp, const struct ib_recv_wr *wr)
+{
+	struct shca_ring *ring = &qp->rq.ring;
+	struct shca_recv_wqe *wqe;
+	struct shca_sge *sge;
+	u32 cons, i;
+
+	lockdep_assert_held(&qp->rq_lock);
+	if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
+		return -EINVAL;
+	/* pairs with the consumer's release of cons: slots are free */
+	cons = smp_load_acquire(&ring->ctl->cons);
+	if (!shca_ring_idx_valid(ring->kprod, cons, ring->entries))
+		return -EIO;
+	if (shca_ring_idx_full(ring->kprod, cons, ring->entries))
+		return -ENOMEM;
+
+	wqe = shca_ring_entry(ring, ring->kprod);
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->reserved_96 = 0;
+	sge = (struct shca_sge *)(wqe + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	ring->kprod++;
+	return 0;
+}
+
+/*
+ * Post receives on a kernel QP (ib_mad's GSI QP among others).  User QPs
+ * post through their mapped RQ instead.
+ * Context: any, does not sleep.
+ */
+int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct shca_qp *qp = to_sqp(ibqp);
+	struct shca_ring *ring = &qp->rq.ring;
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->user || READ_ONCE(qp->state) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		err = -EINVAL;
+		goto out;
+	}
+	spin_lock_irqsave(&qp->rq_lock, flags);
+	for (; wr; wr = wr->next) {
+		err = shca_post_one_recv(qp, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	/* WQEs are written before the consumer can see the new prod */
+	smp_store_release(&ring->ctl->prod, ring->kprod);
+	spin_unlock_irqrestore(&qp->rq_lock, flags);
+out:
+	if (err) {
+		ibdev_dbg(ibqp->device, "qp %u: post_recv failed %d\n",
+			  ibqp->qp_num, err);
+		shca_stat_inc(to_sdev(ibqp->device), SHCA_STAT_POST_RECV_ERR);
+	}
+	return err;
+}

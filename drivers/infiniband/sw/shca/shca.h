@@ -1,0 +1,316 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * shca: software RoCE v2 HCA - driver-private definitions.
+ *
+ * Locking overview (outer to inner):
+ *  - RTNL (netdev notifier) -> shca_dev_mutex (device list).  The list
+ *    mutex is never held across ib_register_device/ib_unregister_device,
+ *    which take RTNL themselves.
+ *  - qp->state_lock (mutex): modify_qp/query_qp, serialises QP attributes.
+ *  - qp->rq_lock / qp->sq_lock (spinlock, irqsave): kernel producers of a
+ *    work queue.  Never taken together with another QP's locks.
+ *  - cq->lock (spinlock, irqsave): CQ ring consumer side, notify state,
+ *    ring swap on resize.
+ *  - mr->lock (spinlock): MR translation fields (rereg vs. lookups).
+ *  - xarrays use their internal lock.
+ */
+#ifndef SHCA_H
+#define SHCA_H
+
+#include <linux/atomic.h>
+#include <linux/completion.h>
+#include <linux/device.h>
+#include <linux/idr.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/spinlock.h>
+#include <linux/stringify.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/shca-abi.h>
+
+#include "compat.h"
+#include "ring.h"
+
+#define SHCA_DRV_NAME		"shca"
+
+/* Device limits; every one of them is enforced where objects are made. */
+#define SHCA_MAX_QP		4096
+#define SHCA_MAX_QPN		((1U << 24) - 1)
+#define SHCA_GSI_QPN		1
+#define SHCA_MAX_QP_WR		16384
+#define SHCA_MAX_CQ		4096
+#define SHCA_MAX_CQE		65536
+#define SHCA_MAX_PD		4096
+#define SHCA_MAX_MR		65536
+#define SHCA_MAX_MR_SIZE	(1ULL << 40)
+#define SHCA_MAX_AH		65536
+#define SHCA_MAX_SGE		12
+#define SHCA_MAX_RD_ATOM	16
+#define SHCA_GID_TBL_LEN	128
+#define SHCA_PKEY_DEFAULT	0xffff
+#define SHCA_NUM_COMP_VECTORS	1
+
+/*
+ * shca has no IEEE OUI; report a locally administered company ID
+ * (the X bit of the first octet set) so tools see a non-zero vendor.
+ */
+#define SHCA_VENDOR_ID		0x02ca5e
+
+/* "Firmware" version: the version of this driver's device model. */
+#define SHCA_FW_MAJOR		0
+#define SHCA_FW_MINOR		1
+#define SHCA_FW_SUBMINOR	0
+#define SHCA_FW_VER_RAW		SHCA_FW_VER_ENCODE(SHCA_FW_MAJOR, SHCA_FW_MINOR, \
+						   SHCA_FW_SUBMINOR)
+#define SHCA_FW_VER		__stringify(SHCA_FW_MAJOR) "." \
+				__stringify(SHCA_FW_MINOR) "." \
+				__stringify(SHCA_FW_SUBMINOR)
+
+/* Fixed queue strides (log2 bytes). */
+#define SHCA_SQ_ENTRY_SHIFT	8
+#define SHCA_RQ_ENTRY_SHIFT	8
+#define SHCA_CQE_SHIFT		6
+#define SHCA_MAX_INLINE		((1U << SHCA_SQ_ENTRY_SHIFT) - \
+				 sizeof(struct shca_send_wqe))
+
+/* Counters, defined once in stats.h: enum index and `rdma statistic` name. */
+enum shca_stat {
+#define SHCA_STAT(id, name) SHCA_STAT_##id,
+#include "stats.h"
+#undef SHCA_STAT
+	SHCA_NUM_STATS
+};
+
+struct shca_dev {
+	struct ib_device ibdev;		/* must be first (ib_alloc_device) */
+	struct device *dma_dev;		/* driver-owned, coherent memory */
+	struct kobject *net_kobj;	/* <dma_dev>/net/<ifname> link */
+	char net_link[IFNAMSIZ];	/* ifname at link creation */
+	struct net_device *ndev;	/* dev_hold()ed for our lifetime */
+	struct list_head list;		/* shca_dev_list, shca_dev_mutex */
+	bool registered;		/* under shca_dev_mutex */
+	enum ib_port_state port_state;	/* last state reported, under RTNL */
+
+	atomic_t num_qp;
+	atomic_t num_cq;
+	atomic_t num_mr;
+	struct ida pd_ida;
+	struct xarray qps;		/* qpn -> shca_qp */
+	struct xarray cqs;		/* cqn -> shca_cq */
+	struct xarray mrs;		/* key index -> shca_mr */
+	struct xarray ahs;		/* ah_handle -> shca_ah */
+	u32 next_qpn;
+	u32 next_cqn;
+	atomic_t mr_key_gen;
+	atomic64_t stats[SHCA_NUM_STATS];
+};
+
+struct shca_ucontext {
+	struct ib_ucontext ibuctx;
+};
+
+/* One mmap-able chunk; owns the chunk memory once inserted. */
+struct shca_mmap_entry {
+	struct rdma_user_mmap_entry rdma;
+	struct device *dma_dev;		/* get_device()ed */
+	void *va;
+	dma_addr_t dma;
+	size_t len;
+};
+
+struct shca_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct shca_ah {
+	struct ib_ah ibah;
+	u32 handle;
+	struct rdma_ah_attr attr;	/* grh.sgid_attr is not kept */
+};
+
+enum shca_mr_type {
+	SHCA_MR_DMA,
+	SHCA_MR_USER,
+};
+
+/* Looked up from the wire (later): kref + completion like the QP. */
+struct shca_mr {
+	struct ib_mr ibmr;
+	struct kref ref;
+	struct completion freed;
+	spinlock_t lock;		/* umem, iova, length, access, pd */
+	enum shca_mr_type type;
+	struct ib_umem *umem;
+	u64 iova;
+	u64 length;
+	int access;
+	u32 index;
+};
+
+struct shca_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;		/* ring consumer side, notify, swap */
+	struct shca_ring ring;		/* kernel produces, kcons for kernel */
+	bool user;
+	u32 cqn;
+	enum ib_cq_notify_flags notify;
+};
+
+struct shca_wq {
+	struct shca_ring ring;
+	u32 max_sge;
+};
+
+struct shca_qp {
+	struct ib_qp ibqp;
+	struct kref ref;
+	struct completion freed;	/* last reference dropped */
+	struct mutex state_lock;	/* attr, state transitions */
+	spinlock_t sq_lock;		/* kernel SQ producer */
+	spinlock_t rq_lock;		/* kernel RQ producer */
+	enum ib_qp_state state;		/* written under state_lock */
+	struct ib_qp_attr attr;		/* last values set, state_lock */
+	struct ib_qp_cap cap;
+	enum ib_sig_type sq_sig_type;
+	bool user;
+	struct shca_wq sq;
+	struct shca_wq rq;
+};
+
+static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct shca_dev, ibdev);
+}
+
+static inline struct shca_ucontext *to_suctx(struct ib_ucontext *ibuctx)
+{
+	return container_of(ibuctx, struct shca_ucontext, ibuctx);
+}
+
+static inline struct shca_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct shca_pd, ibpd);
+}
+
+static inline struct shca_ah *to_sah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct shca_ah, ibah);
+}
+
+static inline struct shca_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct shca_mr, ibmr);
+}
+
+static inline struct shca_cq *to_scq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct shca_cq, ibcq);
+}
+
+static inline struct shca_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+static inline struct shca_mmap_entry *
+to_smmap(struct rdma_user_mmap_entry *entry)
+{
+	return container_of(entry, struct shca_mmap_entry, rdma);
+}
+
+/* The user context of a verb call, NULL for kernel callers. */
+static inline struct ib_ucontext *shca_udata_uctx(struct ib_udata *udata)
+{
+	struct shca_ucontext *uctx =
+		rdma_udata_to_drv_context(udata, struct shca_ucontext, ibuctx);
+
+	return uctx ? &uctx->ibuctx : NULL;
+}
+
+static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_stat stat)
+{
+	atomic64_inc(&sdev->stats[stat]);
+}
+
+/* udata.c */
+int shca_udata_get_req(struct ib_device *ibdev, struct ib_udata *udata,
+		       void *req, size_t size, size_t required);
+int shca_udata_no_req(struct ib_device *ibdev, struct ib_udata *udata);
+int shca_udata_check_cmd(struct ib_device *ibdev, const char *what,
+			 u32 comp_mask, u32 known, u32 reserved);
+int shca_udata_put_resp(struct ib_device *ibdev, struct ib_udata *udata,
+			void *resp, size_t size);
+
+/* device.c */
+extern const struct attribute_group shca_attr_group;
+int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
+		      struct ib_udata *udata);
+int shca_query_port(struct ib_device *ibdev, u32 port,
+		    struct ib_port_attr *attr);
+int shca_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
+enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port);
+int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
+			    struct ib_port_immutable *immutable);
+void shca_get_dev_fw_str(struct ib_device *ibdev, char *str);
+struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+enum ib_mtu shca_active_mtu(struct shca_dev *sdev);
+enum ib_port_state shca_port_state(struct shca_dev *sdev);
+
+/* pd.c */
+int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
+void shca_dealloc_ucontext(struct ib_ucontext *ibuctx);
+void shca_disassociate_ucontext(struct ib_ucontext *ibuctx);
+int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
+void shca_mmap_free(struct rdma_user_mmap_entry *entry);
+int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* ah.c */
+int shca_ah_attr_check(struct ib_device *ibdev,
+		       const struct rdma_ah_attr *attr);
+int shca_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata);
+int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int shca_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* mr.c */
+struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				 u64 length, u64 iova, int access,
+				 struct ib_pd *ibpd, struct ib_udata *udata);
+int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* cq.c */
+int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   SHCA_CREATE_CQ_ARG *arg);
+int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+
+/* qp.c */
+int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata);
+int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
+void shca_qp_put(struct shca_qp *qp);
+
+#endif /* SHCA_H */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * shca: the hardware counters, as an X-macro list.  Include with
+ * SHCA_STAT(id, name) defined; no include guard on purpose.  Only list
+ * counters that some code path really increments.
+ */
+SHCA_STAT(ALLOC_UCONTEXT_ERR, "alloc_ucontext_err")
+SHCA_STAT(ALLOC_PD_ERR, "alloc_pd_err")
+SHCA_STAT(CREATE_AH_ERR, "create_ah_err")
+SHCA_STAT(REG_MR_ERR, "reg_mr_err")
+SHCA_STAT(CREATE_CQ_ERR, "create_cq_err")
+SHCA_STAT(CREATE_QP_ERR, "create_qp_err")
+SHCA_STAT(MODIFY_QP_ERR, "modify_qp_err")
+SHCA_STAT(MMAP_ERR, "mmap_err")
+SHCA_STAT(POST_RECV_ERR, "post_recv_err")

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca KUnit: ring index arithmetic (drivers/infiniband/sw/shca/ring.h).
+ */
+#include <kunit/test.h>
+#include <linux/limits.h>
+
+#include "ring.h"
+
+static void shca_ring_wrap_test(struct kunit *test)
+{
+	u32 prod = 2, cons = U32_MAX - 1;	/* 4 used across the wrap */
+
+	KUNIT_EXPECT_EQ(test, shca_ring_count(prod, cons), 4U);
+	KUNIT_EXPECT_TRUE(test, shca_ring_idx_valid(prod, cons, 4));
+	KUNIT_EXPECT_TRUE(test, shca_ring_idx_full(prod, cons, 4));
+	KUNIT_EXPECT_FALSE(test, shca_ring_idx_full(prod, cons, 8));
+	KUNIT_EXPECT_EQ(test, shca_ring_slot(U32_MAX, 8), 7U);
+	KUNIT_EXPECT_EQ(test, shca_ring_slot(U32_MAX + 1U, 8), 0U);
+}
+
+static void shca_ring_empty_full_test(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, shca_ring_idx_empty(0, 0));
+	KUNIT_EXPECT_TRUE(test, shca_ring_idx_empty(U32_MAX, U32_MAX));
+	KUNIT_EXPECT_FALSE(test, shca_ring_idx_empty(1, 0));
+	KUNIT_EXPECT_TRUE(test, shca_ring_idx_full(16, 0, 16));
+	KUNIT_EXPECT_FALSE(test, shca_ring_idx_full(15, 0, 16));
+	KUNIT_EXPECT_EQ(test, shca_ring_count(15, 0), 15U);
+}
+
+/* Userspace may write anything into the shared indices. */
+static void shca_ring_hostile_test(struct kunit *test)
+{
+	KUNIT_EXPECT_FALSE(test, shca_ring_idx_valid(17, 0, 16));
+	KUNIT_EXPECT_FALSE(test, shca_ring_idx_valid(0, 1, 16));
+	KUNIT_EXPECT_FALSE(test, shca_ring_idx_valid(U32_MAX, 0, 16));
+	KUNIT_EXPECT_TRUE(test, shca_ring_idx_valid(0, U32_MAX - 15, 16));
+	KUNIT_EXPECT_FALSE(test, shca_ring_idx_valid(0, U32_MAX - 16, 16));
+	/* any index, masked, stays inside the ring */
+	KUNIT_EXPECT_LT(test, shca_ring_slot(0xdeadbeef, 16), 16U);
+}
+
+static void shca_ring_layout_test(struct kunit *test)
+{
+	/* 64-byte CQEs: entries start after the 128-byte control block */
+	KUNIT_EXPECT_EQ(test, shca_ring_entries_offset(6), 128U);
+	/* 256-byte WQEs: first entry at one stride */
+	KUNIT_EXPECT_EQ(test, shca_ring_entries_offset(8), 256U);
+	KUNIT_EXPECT_EQ(test, shca_ring_bytes(16, 6), 128ULL + 16 * 64);
+	KUNIT_EXPECT_EQ(test, shca_ring_entry_off(17, 16, 128, 6), 128ULL + 64);
+}
+
+static void shca_ring_chunk_test(struct kunit *test)
+{
+	u32 shift = shca_ring_chunk_shift(1ULL << 20, 12);
+	u64 off;
+
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_shift(100, 12), 12U);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_shift(8192, 12), 13U);
+	KUNIT_EXPECT_EQ(test, shift, (u32)SHCA_RING_CHUNK_SHIFT_MAX);
+
+	/*
+	 * 4096 WQEs of 256 bytes after a 256-byte control area: slot 254 is
+	 * the last of chunk 0 and slot 255 starts chunk 1.
+	 */
+	off = shca_ring_entry_off(254, 4096, 256, 8);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_of(off, 16), 0U);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_off(off, 16), 65280U);
+	off = shca_ring_entry_off(255, 4096, 256, 8);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_of(off, 16), 1U);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_off(off, 16), 0U);
+	/* index 4096 + 300 wraps onto slot 300: 256 + 300 * 256 - 65536 */
+	off = shca_ring_entry_off(4096 + 300, 4096, 256, 8);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_of(off, 16), 1U);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_off(off, 16), 45U * 256);
+}
+
+/* No entry straddles a chunk: offsets are stride multiples. */
+static void shca_ring_no_straddle_test(struct kunit *test)
+{
+	u32 shift = 6, entries = 4096, i;
+	u32 eoff = shca_ring_entries_offset(shift);
+
+	for (i = 0; i < entries; i++) {
+		u64 off = shca_ring_entry_off(i, entries, eoff, shift);
+		u64 end = off + (1U << shift) - 1;
+
+		KUNIT_ASSERT_EQ(test, shca_ring_chunk_of(off, 12),
+				shca_ring_chunk_of(end, 12));
+	}
+}
+
+static struct kunit_case shca_ring_cases[] = {
+	KUNIT_CASE(shca_ring_wrap_test),
+	KUNIT_CASE(shca_ring_empty_full_test),
+	KUNIT_CASE(shca_ring_hostile_test),
+	KUNIT_CASE(shca_ring_layout_test),
+	KUNIT_CASE(shca_ring_chunk_test),
+	KUNIT_CASE(shca_ring_no_straddle_test),
+	{}
+};
+
+static struct kunit_suite shca_ring_suite = {
+	.name = "shca_ring",
+	.test_cases = shca_ring_cases,
+};
+
+kunit_test_suites(&shca_ring_suite);

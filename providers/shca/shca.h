@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * shca userspace provider: private state.
+ *
+ * Control path only for now; posting work requests is issue #3.
+ */
+#ifndef SHCA_PROVIDER_H
+#define SHCA_PROVIDER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "verbs_private.h"
+#include "shca-abi.h"
+
+/* The only libibverbs whose private ABI this provider was built for. */
+#define SHCA_LIBIBVERBS_FILE "libibverbs.so.1.14.44.0"
+
+#define shca_container_of(ptr, type, member)                                   \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+struct shca_device {
+	struct verbs_device ibv_dev;
+};
+
+struct shca_context {
+	struct verbs_context ibv_ctx;
+	/* Limits and entry strides from the ALLOC_UCONTEXT response. */
+	struct shca_alloc_ucontext_resp limits;
+};
+
+struct shca_pd {
+	struct ibv_pd ibv_pd;
+	uint32_t pdn;
+};
+
+/*
+ * A ring mapped from the kernel (see the queue memory model in
+ * shca-abi.h).  Everything the kernel told us is validated by
+ * shca_ring_map() before it lands here.
+ */
+struct shca_ring {
+	void *map;		/* whole reserved range, NULL if unmapped */
+	size_t map_len;		/* length of the reserved range */
+	struct shca_ring_ctl *ctl;
+	uint8_t *entries;
+	uint32_t mask;		/* entries - 1 */
+	uint32_t entry_shift;
+};
+
+struct shca_cq {
+	struct verbs_cq vcq;
+	uint32_t cqn;
+	/*
+	 * lock serialises pollers and resize.  cons is our private consumer
+	 * index: we are the only writer of ring.ctl->cons, so we never read
+	 * it back from shared memory.
+	 */
+	pthread_spinlock_t lock;
+	struct shca_ring ring;
+	uint32_t cons;
+	/* Extended poll: copy of the current entry, valid between
+	 * start_poll and end_poll.
+	 */
+	struct shca_cqe cur;
+	bool cur_valid;
+};
+
+struct shca_qp {
+	struct verbs_qp vqp;
+	struct shca_ring sq;
+	struct shca_ring rq;
+	uint32_t max_inline_data;
+};
+
+struct shca_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ah_handle;
+};
+
+static inline struct shca_context *to_shca_ctx(struct ibv_context *ctx)
+{
+	return shca_container_of(ctx, struct shca_context, ibv_ctx.context);
+}
+
+static inline struct shca_cq *to_shca_cq(struct ibv_cq *cq)
+{
+	return shca_container_of(cq, struct shca_cq, vcq.cq);
+}
+
+static inline struct shca_cq *ex_to_shca_cq(struct ibv_cq_ex *cq)
+{
+	return shca_container_of(cq, struct shca_cq, vcq.cq_ex);
+}
+
+static inline struct shca_qp *to_shca_qp(struct ibv_qp *qp)
+{
+	return shca_container_of(qp, struct shca_qp, vqp.qp);
+}
+
+static inline struct verbs_mr *to_verbs_mr(struct ibv_mr *mr)
+{
+	return shca_container_of(mr, struct verbs_mr, ibv_mr);
+}
+
+/* shca.c */
+int shca_check_libibverbs_path(const char *path);
+int shca_parse_abi_attr(const char *buf, size_t len);
+bool shca_match_device(struct verbs_sysfs_dev *sysfs_dev);
+
+/* ring.c */
+int shca_ring_check(const struct shca_ring_info *info, size_t min_entry,
+		    long page_size);
+int shca_ring_map(struct shca_ring *ring, const struct shca_ring_info *info,
+		  size_t min_entry, int cmd_fd);
+void shca_ring_unmap(struct shca_ring *ring);
+
+/* cq.c */
+struct ibv_cq *shca_create_cq(struct ibv_context *ctx, int cqe,
+			      struct ibv_comp_channel *channel, int vector);
+struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ctx,
+				    struct ibv_cq_init_attr_ex *attr);
+int shca_destroy_cq(struct ibv_cq *ibcq);
+int shca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
+int shca_cqe_read(struct shca_ring *ring, uint32_t cons, struct shca_cqe *out);
+void shca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc);
+void shca_cq_set_ex_ops(struct ibv_cq_ex *cq);
+
+/* qp.c */
+struct ibv_qp *shca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+struct ibv_qp *shca_create_qp_ex(struct ibv_context *ctx,
+				 struct ibv_qp_init_attr_ex *attr);
+int shca_destroy_qp(struct ibv_qp *ibqp);
+int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask);
+int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+
+#endif /* SHCA_PROVIDER_H */

@@ -1,0 +1,22 @@
+#!/bin/bash
+# Prove dkms.conf works: `dkms build` of this tree against a stock Debian
+# kernel's headers, in a private dkms tree (nothing touches /var/lib/dkms).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+flavour=${1:-6.1}
+eval "$("$top/scripts/kernel-info.sh" "$flavour")"
+command -v dkms >/dev/null || {
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends dkms
+}
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/src" "$work/tree"
+rsync -a --exclude build --exclude .git "$top/" "$work/src/shca-$ver/"
+opts=(--dkmstree "$work/tree" --sourcetree "$work/src" -k "$KVER" --kernelsourcedir "$KDIR")
+dkms add -m shca -v "$ver" "${opts[@]}"
+dkms build -m shca -v "$ver" "${opts[@]}"
+ko=$(find "$work/tree/shca/$ver/$KVER" -name 'shca.ko*' | head -n1)
+[ -n "$ko" ] || { echo "dkms-check: no shca.ko built" >&2; exit 1; }
+modinfo -F vermagic "$ko" | grep -q "^$KVER " || { echo "dkms-check: wrong vermagic" >&2; exit 1; }
+echo "dkms-check: built $(basename "$ko") for $KVER"

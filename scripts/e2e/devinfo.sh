@@ -1,0 +1,34 @@
+#!/bin/bash
+# ibv_devices / ibv_devinfo through the shca provider.  Runs inside the VM.
+set -u
+E2E_SUITE=devinfo
+. "$(dirname "$0")/lib.sh"
+
+ip link add di0 type veth peer name di1
+ip link set di0 up; ip link set di1 up
+ip addr add 10.98.0.1/24 dev di0
+modprobe shca
+rdma link add shca0 type shca netdev di0
+wait_for 30 test -e /sys/class/infiniband/shca0
+
+out=$TMPDIR/devinfo.out
+err=$TMPDIR/devinfo.err
+export IBV_SHOW_WARNINGS=1
+check "ibv_devices lists shca0" sh -c 'ibv_devices | grep -qw shca0'
+check "ibv_devinfo -v succeeds" sh -c "ibv_devinfo -v -d shca0 > $out 2> $err"
+check "provider loaded without warnings" test ! -s "$err"
+check "transport InfiniBand" grep -q 'transport:.*InfiniBand' "$out"
+check "link_layer Ethernet" grep -q 'link_layer:.*Ethernet' "$out"
+check "port active" wait_for 30 sh -c "ibv_devinfo -d shca0 | grep -q 'state:.*PORT_ACTIVE'"
+check "one physical port" grep -q 'phys_port_cnt:.*1$' "$out"
+check "fw_ver reported as major.minor.sub" grep -Eq 'fw_ver:[[:space:]]+0\.1\.0$' "$out"
+check "vendor_id non-zero" grep -Eq 'vendor_id:[[:space:]]+0x0*2ca5e$' "$out"
+check "RoCE v2 GID listed" wait_for 30 sh -c "ibv_devinfo -v -d shca0 | grep -q 'GID\\[.*::ffff:10.98.0.1, RoCE v2'"
+check "no SRQ advertised before it exists" grep -q 'max_srq:.*0$' "$out"
+check "atomics not advertised before they exist" grep -q 'atomic_cap:.*ATOMIC_NONE' "$out"
+node_guid=$(awk '/node_guid/ {print $2}' "$out")
+check "node_guid non-zero" test -n "$node_guid" -a "$node_guid" != "0000:0000:0000:0000"
+rdma link delete shca0
+ip link del di0
+modprobe -r shca
+e2e_finish

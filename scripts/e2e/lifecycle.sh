@@ -1,0 +1,151 @@
+#!/bin/bash
+# Device lifecycle: add, refuse bad links, port state and MTU following the
+# netdev, GIDs, netdev deletion, rdma link delete and rmmod with live devices.
+# Runs inside the VM as root (scripts/vm-run).
+set -u
+E2E_SUITE=lifecycle
+. "$(dirname "$0")/lib.sh"
+
+SYS=/sys/class/infiniband
+
+dev_exists() { [ -e "$SYS/$1" ]; }
+dev_gone() { [ ! -e "$SYS/$1" ]; }
+port_state() { cut -d' ' -f2 < "$SYS/$1/ports/1/state"; }
+port_is() { [ "$(port_state "$1")" = "$2" ]; }
+active_mtu() { ibv_devinfo -d "$1" | awk '/active_mtu/ {print $2; exit}'; }
+has_gid() { grep -qx "$2" "$SYS/$1"/ports/1/gids/* 2>/dev/null; }
+
+gid_type_of() {
+	local f
+	for f in "$SYS/$1"/ports/1/gids/*; do
+		if [ "$(cat "$f")" = "$2" ]; then
+			cat "$SYS/$1/ports/1/gid_attrs/types/${f##*/}"
+			return
+		fi
+	done
+}
+
+setup_links() {
+	ip link add lc0 type veth peer name lc1
+	ip link add lc2 type veth peer name lc3
+	ip link set lc0 up; ip link set lc1 up
+	ip link set lc2 up; ip link set lc3 up
+	ip addr add 10.99.0.1/24 dev lc0
+	ip addr add fd99::1/64 dev lc0 nodad
+}
+
+test_autoload_and_add() {
+	modprobe -r shca 2>/dev/null
+	check "module not loaded before rdma link add" sh -c '! grep -q "^shca " /proc/modules'
+	check "rdma link add autoloads shca" rdma link add shca0 type shca netdev lc0
+	check "shca0 registered" wait_for 30 dev_exists shca0
+	check "rdma link show lists shca0 on lc0" sh -c 'rdma link show shca0/1 | grep -q "netdev lc0"'
+	check "driver-owned ABI attribute" grep -qx 1 "$SYS/shca0/shca_abi_version"
+	check "device/net link to the netdev" test -e "$SYS/shca0/device/net/lc0"
+	expect_eq "node_type is CA" "$(cut -d: -f1 < "$SYS/shca0/node_type")" 1
+	check "link_layer Ethernet" grep -qx Ethernet "$SYS/shca0/ports/1/link_layer"
+}
+
+test_refusals() {
+	check_fails "second device on the same netdev is refused" \
+		rdma link add shca9 type shca netdev lc0
+	check "refused add leaves no device" dev_gone shca9
+	check_fails "non-Ethernet netdev (lo) is refused" rdma link add shca8 type shca netdev lo
+	check_fails "missing netdev is refused" rdma link add shca7 type shca netdev nosuch0
+}
+
+test_port_follows_netdev() {
+	check "port ACTIVE with carrier" wait_for 30 port_is shca0 ACTIVE
+	ip link set lc1 down
+	check "port DOWN when the peer drops carrier" wait_for 30 port_is shca0 DOWN
+	ip link set lc1 up
+	check "port ACTIVE again on carrier" wait_for 30 port_is shca0 ACTIVE
+	ip link set lc0 down
+	check "port DOWN when the netdev goes down" wait_for 30 port_is shca0 DOWN
+	ip link set lc0 up
+	check "port ACTIVE when the netdev comes back" wait_for 30 port_is shca0 ACTIVE
+}
+
+test_port_events() {
+	local log=$TMPDIR/async.log
+	stdbuf -oL ibv_asyncwatch -d shca0 > "$log" 2>&1 &
+	local pid=$!
+	sleep 3
+	ip link set lc1 down
+	wait_for 30 port_is shca0 DOWN
+	ip link set lc1 up
+	wait_for 30 port_is shca0 ACTIVE
+	wait_for 30 grep -q PORT_ACTIVE "$log"
+	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+	check "IBV_EVENT_PORT_ERR delivered" grep -q PORT_ERR "$log"
+	check "IBV_EVENT_PORT_ACTIVE delivered" grep -q PORT_ACTIVE "$log"
+}
+
+test_mtu() {
+	ip link set lc0 mtu 9000; ip link set lc1 mtu 9000
+	check "active_mtu 4096 at netdev MTU 9000" wait_for 20 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*4096'"
+	ip link set lc0 mtu 1500; ip link set lc1 mtu 1500
+	check "active_mtu 1024 at netdev MTU 1500" wait_for 20 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*1024'"
+	ip link set lc0 mtu 600
+	check "active_mtu 512 at netdev MTU 600" wait_for 20 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*512'"
+	ip link set lc0 mtu 1500
+}
+
+# Before any link down: IPv6 drops its addresses when the link goes down.
+test_gids() {
+	check "IPv4-mapped RoCE GID present" wait_for 30 has_gid shca0 "0000:0000:0000:0000:0000:ffff:0a63:0001"
+	check "IPv6 RoCE GID present" wait_for 30 has_gid shca0 "fd99:0000:0000:0000:0000:0000:0000:0001"
+	expect_eq "IPv4 GID type" "$(gid_type_of shca0 0000:0000:0000:0000:0000:ffff:0a63:0001)" "RoCE v2"
+	ip addr del 10.99.0.1/24 dev lc0
+	check "GID removed with the address" wait_for 30 sh -c "! grep -qx 0000:0000:0000:0000:0000:ffff:0a63:0001 $SYS/shca0/ports/1/gids/*"
+}
+
+test_counters() {
+	check "rdma statistic shows shca0 counters" sh -c 'rdma statistic show link shca0/1 | grep -q shca0'
+}
+
+test_delete_paths() {
+	local pid
+	stdbuf -oL ibv_asyncwatch -d shca0 > "$TMPDIR/held.log" 2>&1 &
+	pid=$!
+	check "a process holds shca0 open" wait_for 30 grep -q shca0 "$TMPDIR/held.log"
+	check "rdma link delete while a process holds the device" timeout 120 rdma link delete shca0
+	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+	check "shca0 gone after delete" wait_for 30 dev_gone shca0
+	check "re-add after delete" rdma link add shca0 type shca netdev lc0
+	rdma link add shca1 type shca netdev lc2
+	check "two devices coexist" wait_for 30 dev_exists shca1
+	ip link del lc2
+	check "netdev delete unregisters its device" wait_for 30 dev_gone shca1
+	check "other device survives" dev_exists shca0
+	rdma link add shca2 type shca netdev lc0 2>/dev/null
+	ip link add lc4 type veth peer name lc5
+	rdma link add shca3 type shca netdev lc4
+	check "rmmod with live devices" modprobe -r shca
+	check "devices gone after rmmod" sh -c "! ls $SYS | grep -q shca"
+	check "modprobe again after rmmod" modprobe shca
+	ip link del lc4
+}
+
+test_stress_add_delete() {
+	local i failed=0
+	for i in $(seq 1 10); do
+		rdma link add shca0 type shca netdev lc0 || failed=1
+		rdma link delete shca0 || failed=1
+	done
+	expect_eq "10 add/delete cycles" "$failed" 0
+}
+
+setup_links
+test_autoload_and_add
+test_refusals
+test_gids
+test_port_follows_netdev
+test_port_events
+test_mtu
+test_counters
+test_delete_paths
+test_stress_add_delete
+ip link del lc0 2>/dev/null
+modprobe -r shca
+e2e_finish
