@@ -86,6 +86,7 @@ run_all() {
 	stage build-6.1 make module KDIR="$(kdir 6.1)" BUILD=build/6.1
 	stage build-6.12 make module KDIR="$(kdir 6.12)" BUILD=build/6.12
 	stage provider make -C providers/shca
+	stage provider-udata make -C providers/shca udata_strict
 	stage provider-tests make -C providers/shca check
 	stage dkms scripts/dkms-check.sh 6.1
 	stage sparse make sparse
@@ -102,6 +103,7 @@ run_all() {
 }
 
 run_all
+grep -h '^# pyverbs(' "$LOGS"/e2e-*.log 2>/dev/null | sed 's/^# /# counts: /'
 if [ $FAIL -gt 0 ]; then
 	echo "# failed:"
 	printf '#   %s\n' "${FAILED_NAMES[@]}"

@@ -42,7 +42,12 @@ packages_for() {
 fetch_one() {
 	local flavour=$1 kver dir pkgs p deb
 	kver=$(resolve_kver "$flavour")
-	[ -n "$kver" ] || { echo "cannot resolve kernel for $flavour (apt-get update?)" >&2; return 1; }
+	if [ -z "$kver" ]; then
+		# Fresh machine: apt's package lists may not be there yet.
+		apt-get update -q >&2
+		kver=$(resolve_kver "$flavour")
+	fi
+	[ -n "$kver" ] || { echo "cannot resolve the Debian $flavour kernel from apt" >&2; return 1; }
 	dir=$CACHE/stock/$flavour
 	if [ -f "$dir/version" ] && [ "$(cat "$dir/version")" = "$kver" ] &&
 	   [ -f "$dir/root/lib/modules/$kver/modules.dep" ]; then

@@ -27,7 +27,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$here/.." && pwd -P)
 
-module=shca ko_dir=$REPO/build/test build=1 unload=1 out= timeout=900
+module=shca ko_dir=$REPO/build/test build=1 unload=1 out="" timeout=900
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--module) module=${2:?}; shift 2 ;;

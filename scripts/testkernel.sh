@@ -60,7 +60,7 @@ verify_config() {
 		CONFIG_*=*)
 			if ! grep -qxF -- "$line" "$config"; then
 				sym=${line%%=*}
-				log "required '$line' but .config has: $(grep -E "^(# )?$sym[= ]" "$config" || echo '(absent: unmet dependency)')"
+				log "required '$line' but .config has: $(grep -E "^(# )?${sym}[= ]" "$config" || echo '(absent: unmet dependency)')"
 				bad=1
 			fi ;;
 		"# CONFIG_"*" is not set")
@@ -88,6 +88,7 @@ make_config() {
 prune() {
 	local keep=${SHCA_TESTKERNEL_KEEP:-3} cur=$1 d n=0
 	# newest first by mtime of the dir; always keep the current one
+	# shellcheck disable=SC2045  # cache dir names are hex hashes
 	for d in $(ls -1dt "$TKROOT"/*/ 2>/dev/null); do
 		d=${d%/}
 		[ "$d" = "$cur" ] && continue

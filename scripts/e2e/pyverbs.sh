@@ -19,6 +19,18 @@ rc=0
 /usr/bin/python3 "$here/pyverbs-run.py" --dev shca0 --needs "$here/pyverbs-needs.txt" \
 	test_device test_pd test_mr test_cq || rc=1
 rdma link delete shca0
-ip link del pv0
 modprobe -r shca
+
+# The same modules on rdma_rxe (Soft-RoCE) on the same netdev, for the
+# comparison counts only: rxe's results never fail this suite.
+if modprobe rdma_rxe && rdma link add rxe0 type rxe netdev pv0; then
+	wait_for 30 grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state
+	/usr/bin/python3 "$here/pyverbs-run.py" --dev rxe0 --baseline \
+		test_device test_pd test_mr test_cq
+	rdma link delete rxe0
+	modprobe -r rdma_rxe
+else
+	echo "# rxe baseline unavailable"
+fi
+ip link del pv0
 exit $rc

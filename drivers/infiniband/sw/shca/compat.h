@@ -7,6 +7,7 @@
 #ifndef SHCA_COMPAT_H
 #define SHCA_COMPAT_H
 
+#include <linux/mm.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -30,5 +31,19 @@ static inline struct ib_udata *shca_create_cq_udata(SHCA_CREATE_CQ_ARG *arg)
 	return arg;
 }
 #endif
+
+/*
+ * Since 6.3 a VMA's flags are changed only through vm_flags_*().
+ * SHCA_HAVE_VM_FLAGS_CLEAR comes from a header test in Kbuild.
+ */
+static inline void shca_vma_clear_flags(struct vm_area_struct *vma,
+					unsigned long flags)
+{
+#ifdef SHCA_HAVE_VM_FLAGS_CLEAR
+	vm_flags_clear(vma, flags);
+#else
+	vma->vm_flags &= ~flags;
+#endif
+}
 
 #endif /* SHCA_COMPAT_H */

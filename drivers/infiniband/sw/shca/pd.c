@@ -73,6 +73,14 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma)
 	struct shca_mmap_entry *e;
 	int err = -EINVAL;
 
+	/* ring memory is data: no executable mappings (as efa) */
+	if (vma->vm_flags & VM_EXEC) {
+		ibdev_dbg(ibdev, "mmap: executable mapping refused\n");
+		err = -EPERM;
+		goto out;
+	}
+	/* ... and none later through mprotect(PROT_EXEC) */
+	shca_vma_clear_flags(vma, VM_MAYEXEC);
 	entry = rdma_user_mmap_entry_get(ibuctx, vma);
 	if (!entry) {
 		ibdev_dbg(ibdev, "mmap: no entry at pgoff %#lx len %#lx\n",
