@@ -2,9 +2,8 @@
 /*
  * Queue pairs: creation maps the SQ and RQ rings the kernel describes.
  *
- * Posting is not implemented yet (datapath: issue #3).  post_send and
- * post_recv are left NULL in the ops table, where libibverbs' defaults
- * answer EOPNOTSUPP, and the ibv_qp_ex work request API is refused at
+ * Posting (UD only for now) writes WQEs into the mapped rings; see
+ * shca_post_send().  The ibv_qp_ex work request API is refused at
  * creation time.
  */
 #include <errno.h>
@@ -95,18 +94,18 @@ static int shca_qp_map_rings(struct shca_qp *qp, struct ibv_qp_init_attr_ex *att
 		return EPROTO;
 
 	if (resp->comp_mask & SHCA_CREATE_QP_RESP_CMASK_SQ) {
-		ret = shca_wq_map(&qp->sq, &resp->sq, cmd_fd, cap->max_send_wr,
+		ret = shca_wq_map(&qp->sq.ring, &resp->sq, cmd_fd, cap->max_send_wr,
 				  sizeof(struct shca_send_wqe),
 				  cap->max_send_sge, resp->max_inline_data);
 		if (ret)
 			return ret;
 	}
 	if (resp->comp_mask & SHCA_CREATE_QP_RESP_CMASK_RQ) {
-		ret = shca_wq_map(&qp->rq, &resp->rq, cmd_fd, cap->max_recv_wr,
+		ret = shca_wq_map(&qp->rq.ring, &resp->rq, cmd_fd, cap->max_recv_wr,
 				  sizeof(struct shca_recv_wqe),
 				  cap->max_recv_sge, 0);
 		if (ret) {
-			shca_ring_unmap(&qp->sq);
+			shca_ring_unmap(&qp->sq.ring);
 			return ret;
 		}
 	}
@@ -129,6 +128,8 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 		return ret;
 	}
 	qp->max_inline_data = resp->max_inline_data;
+	qp->sq.max_sge = attr->cap.max_send_sge;
+	qp->rq.max_sge = attr->cap.max_recv_sge;
 	return 0;
 }
 
@@ -148,6 +149,8 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 	qp = calloc(1, sizeof(*qp));
 	if (!qp)
 		goto err;
+	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
@@ -160,6 +163,8 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
+	pthread_spin_destroy(&qp->sq.lock);
+	pthread_spin_destroy(&qp->rq.lock);
 	free(qp);
 err:
 	errno = ret;
@@ -221,8 +226,190 @@ int shca_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
-	shca_ring_unmap(&qp->rq);
-	shca_ring_unmap(&qp->sq);
+	shca_ring_unmap(&qp->rq.ring);
+	shca_ring_unmap(&qp->sq.ring);
+	pthread_spin_destroy(&qp->sq.lock);
+	pthread_spin_destroy(&qp->rq.lock);
 	free(qp);
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Posting                                                            */
+/* ------------------------------------------------------------------ */
+
+static void *shca_wq_slot(struct shca_wq *wq, uint32_t idx)
+{
+	return wq->ring.entries + ((size_t)(idx & wq->ring.mask) <<
+				   wq->ring.entry_shift);
+}
+
+/* Room for one more WQE?  The kernel publishes cons with release. */
+static bool shca_wq_has_room(struct shca_wq *wq)
+{
+	uint32_t cons = __atomic_load_n(&wq->ring.ctl->cons, __ATOMIC_ACQUIRE);
+
+	return wq->prod - cons < wq->ring.mask + 1;
+}
+
+/* Publish our producer index: WQEs are written before prod. */
+static void shca_wq_publish(struct shca_wq *wq)
+{
+	__atomic_store_n(&wq->ring.ctl->prod, wq->prod, __ATOMIC_RELEASE);
+}
+
+static int shca_send_inline(struct shca_qp *qp, const struct ibv_send_wr *wr,
+			    struct shca_send_wqe *wqe)
+{
+	uint8_t *p = (uint8_t *)(wqe + 1);
+	uint32_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		uint32_t n = wr->sg_list[i].length;
+
+		if (n > qp->max_inline_data - len)
+			return EINVAL;
+		memcpy(p + len, (void *)(uintptr_t)wr->sg_list[i].addr, n);
+		len += n;
+	}
+	wqe->inline_len = len;
+	wqe->flags |= SHCA_WQE_F_INLINE;
+	return 0;
+}
+
+static uint8_t shca_send_flags(unsigned int flags)
+{
+	return (flags & IBV_SEND_SIGNALED ? SHCA_WQE_F_SIGNALED : 0) |
+	       (flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0);
+}
+
+/* Write one UD send WQE at our producer index; sq.lock held. */
+static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
+{
+	struct shca_send_wqe *wqe;
+	struct shca_sge *sge;
+	int i;
+
+	if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
+		return EINVAL;
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
+	    !wr->wr.ud.ah)
+		return EINVAL;
+	if (!shca_wq_has_room(&qp->sq))
+		return ENOMEM;
+	wqe = shca_wq_slot(&qp->sq, qp->sq.prod);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = wr->wr_id;
+	wqe->opcode = wr->opcode == IBV_WR_SEND ? SHCA_OP_SEND :
+						  SHCA_OP_SEND_WITH_IMM;
+	wqe->flags = shca_send_flags(wr->send_flags);
+	wqe->ex = wr->imm_data;
+	wqe->ud.ah_handle = to_shca_ah(wr->wr.ud.ah)->ah_handle;
+	wqe->ud.remote_qpn = wr->wr.ud.remote_qpn;
+	wqe->ud.remote_qkey = wr->wr.ud.remote_qkey;
+	if (wr->send_flags & IBV_SEND_INLINE)
+		return shca_send_inline(qp, wr, wqe);
+	wqe->num_sge = wr->num_sge;
+	sge = (struct shca_sge *)(wqe + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	return 0;
+}
+
+/* Ring the doorbell unless the kernel's SQ engine is already running. */
+static void shca_sq_doorbell(struct shca_qp *qp)
+{
+	struct ibv_send_wr *bad;
+
+	/* prod is visible before we look at the engine's flag */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&qp->sq.ring.ctl->flags, __ATOMIC_RELAXED) &
+	    SHCA_RING_F_ENGINE_ACTIVE)
+		return;
+	ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
+}
+
+int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	uint32_t start;
+	int ret = 0;
+
+	if (ibqp->qp_type != IBV_QPT_UD || !qp->sq.ring.map) {
+		*bad_wr = wr;
+		return EOPNOTSUPP;
+	}
+	pthread_spin_lock(&qp->sq.lock);
+	start = qp->sq.prod;
+	for (; wr; wr = wr->next) {
+		ret = shca_post_one_send(qp, wr);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+		qp->sq.prod++;
+	}
+	if (qp->sq.prod != start) {
+		shca_wq_publish(&qp->sq);
+		shca_sq_doorbell(qp);
+	}
+	pthread_spin_unlock(&qp->sq.lock);
+	return ret;
+}
+
+/* Write one receive WQE at our producer index; rq.lock held. */
+static int shca_post_one_recv(struct shca_qp *qp, const struct ibv_recv_wr *wr)
+{
+	struct shca_recv_wqe *wqe;
+	struct shca_sge *sge;
+	int i;
+
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge)
+		return EINVAL;
+	if (!shca_wq_has_room(&qp->rq))
+		return ENOMEM;
+	wqe = shca_wq_slot(&qp->rq, qp->rq.prod);
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->reserved_96 = 0;
+	sge = (struct shca_sge *)(wqe + 1);
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	return 0;
+}
+
+/* Receives need no doorbell: the kernel takes them as packets arrive. */
+int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	uint32_t start;
+	int ret = 0;
+
+	if (ibqp->qp_type != IBV_QPT_UD || !qp->rq.ring.map) {
+		*bad_wr = wr;
+		return EOPNOTSUPP;
+	}
+	pthread_spin_lock(&qp->rq.lock);
+	start = qp->rq.prod;
+	for (; wr; wr = wr->next) {
+		ret = shca_post_one_recv(qp, wr);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+		qp->rq.prod++;
+	}
+	if (qp->rq.prod != start)
+		shca_wq_publish(&qp->rq);
+	pthread_spin_unlock(&qp->rq.lock);
+	return ret;
 }

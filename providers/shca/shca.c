@@ -288,11 +288,10 @@ static int shca_destroy_ah(struct ibv_ah *ibah)
 
 /*
  * Only implemented verbs are listed; everything else stays NULL so that
- * libibverbs answers EOPNOTSUPP through its own defaults.  post_send and
- * post_recv are among them until the datapath lands (issue #3):
- * verbs_init_context() installs libibverbs' defaults before
- * verbs_set_ops() copies the non-NULL entries below, so ibv_post_send()
- * and ibv_post_recv() return EOPNOTSUPP instead of calling NULL.
+ * libibverbs answers EOPNOTSUPP through its own defaults
+ * (verbs_init_context() installs them before verbs_set_ops() copies the
+ * non-NULL entries below).  post_send/post_recv handle UD QPs and answer
+ * EOPNOTSUPP for the others until the RC/UC datapath lands.
  */
 static void shca_free_context(struct ibv_context *ibctx);
 
@@ -311,6 +310,8 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.free_context = shca_free_context,
 	.modify_qp = shca_modify_qp,
 	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
 	.query_device_ex = shca_query_device_ex,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,

@@ -2,7 +2,7 @@
 /*
  * shca userspace provider: private state.
  *
- * Control path only for now; posting work requests is issue #3.
+ * Posting: UD QPs only so far (RC/UC datapath is the next slice).
  */
 #ifndef SHCA_PROVIDER_H
 #define SHCA_PROVIDER_H
@@ -67,10 +67,21 @@ struct shca_cq {
 	bool cur_valid;
 };
 
+/*
+ * A work queue we produce into.  prod is our private producer index (we
+ * are the only writer of ring.ctl->prod); lock serialises posters.
+ */
+struct shca_wq {
+	pthread_spinlock_t lock;
+	struct shca_ring ring;
+	uint32_t prod;
+	uint32_t max_sge;
+};
+
 struct shca_qp {
 	struct verbs_qp vqp;
-	struct shca_ring sq;
-	struct shca_ring rq;
+	struct shca_wq sq;
+	struct shca_wq rq;
 	uint32_t max_inline_data;
 };
 
@@ -97,6 +108,11 @@ static inline struct shca_cq *ex_to_shca_cq(struct ibv_cq_ex *cq)
 static inline struct shca_qp *to_shca_qp(struct ibv_qp *qp)
 {
 	return shca_container_of(qp, struct shca_qp, vqp.qp);
+}
+
+static inline struct shca_ah *to_shca_ah(struct ibv_ah *ah)
+{
+	return shca_container_of(ah, struct shca_ah, ibv_ah);
 }
 
 static inline struct verbs_mr *to_verbs_mr(struct ibv_mr *mr)
@@ -138,5 +154,9 @@ int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask);
 int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask, struct ibv_qp_init_attr *init_attr);
+int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		   struct ibv_recv_wr **bad_wr);
 
 #endif /* SHCA_PROVIDER_H */

@@ -9,7 +9,7 @@ ip link set di0 up; ip link set di1 up
 ip addr add 10.98.0.1/24 dev di0
 modprobe shca
 rdma link add shca0 type shca netdev di0
-wait_for 30 test -e /sys/class/infiniband/shca0
+wait_for 90 test -e /sys/class/infiniband/shca0
 
 out=$TMPDIR/devinfo.out
 err=$TMPDIR/devinfo.err
@@ -19,11 +19,11 @@ check "ibv_devinfo -v succeeds" sh -c "ibv_devinfo -v -d shca0 > $out 2> $err"
 check "provider loaded without warnings" test ! -s "$err"
 check "transport InfiniBand" grep -q 'transport:.*InfiniBand' "$out"
 check "link_layer Ethernet" grep -q 'link_layer:.*Ethernet' "$out"
-check "port active" wait_for 30 sh -c "ibv_devinfo -d shca0 | grep -q 'state:.*PORT_ACTIVE'"
+check "port active" wait_for 90 sh -c "ibv_devinfo -d shca0 | grep -q 'state:.*PORT_ACTIVE'"
 check "one physical port" grep -q 'phys_port_cnt:.*1$' "$out"
 check "fw_ver reported as major.minor.sub" grep -Eq 'fw_ver:[[:space:]]+0\.1\.0$' "$out"
 check "vendor_id non-zero" grep -Eq 'vendor_id:[[:space:]]+0x0*2ca5e$' "$out"
-check "RoCE v2 GID listed" wait_for 30 sh -c "ibv_devinfo -v -d shca0 | grep -q 'GID\\[.*::ffff:10.98.0.1, RoCE v2'"
+check "RoCE v2 GID listed" wait_for 90 sh -c "ibv_devinfo -v -d shca0 | grep -q 'GID\\[.*::ffff:10.98.0.1, RoCE v2'"
 check "no SRQ advertised before it exists" grep -q 'max_srq:.*0$' "$out"
 check "no RNR NAK generation advertised before RC exists" sh -c "! grep -q RC_RNR_NAK_GEN $out"
 check "atomics not advertised before they exist" grep -q 'atomic_cap:.*ATOMIC_NONE' "$out"

@@ -42,6 +42,17 @@ wait_for() {
 	return 1
 }
 
+# wait_tcp_listen NETNS_CMD PORT: until a TCP listener on PORT exists, e.g.
+# the out-of-band exchange socket of ibv_*_pingpong (18515).
+wait_tcp_listen() {
+	wait_for 120 sh -c "$1 ss -ltnH | grep -q ':$2 '"
+}
+
+# wait_cm_listen: until an RDMA CM id is listening (rdma restrack).
+wait_cm_listen() {
+	wait_for 120 sh -c 'rdma resource show cm_id | grep -q LISTEN'
+}
+
 # expect_eq NAME GOT WANT
 expect_eq() {
 	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got '$2', want '$3'"; fi

@@ -38,7 +38,7 @@ test_autoload_and_add() {
 	modprobe -r shca 2>/dev/null
 	check "module not loaded before rdma link add" sh -c '! grep -q "^shca " /proc/modules'
 	check "rdma link add autoloads shca" rdma link add shca0 type shca netdev lc0
-	check "shca0 registered" wait_for 30 dev_exists shca0
+	check "shca0 registered" wait_for 90 dev_exists shca0
 	check "rdma link show lists shca0 on lc0" sh -c 'rdma link show shca0/1 | grep -q "netdev lc0"'
 	check "driver-owned ABI attribute" grep -qx 1 "$SYS/shca0/shca_abi_version"
 	check "device/net link to the netdev" test -e "$SYS/shca0/device/net/lc0"
@@ -55,27 +55,29 @@ test_refusals() {
 }
 
 test_port_follows_netdev() {
-	check "port ACTIVE with carrier" wait_for 30 port_is shca0 ACTIVE
+	check "port ACTIVE with carrier" wait_for 90 port_is shca0 ACTIVE
 	ip link set lc1 down
-	check "port DOWN when the peer drops carrier" wait_for 30 port_is shca0 DOWN
+	check "port DOWN when the peer drops carrier" wait_for 90 port_is shca0 DOWN
 	ip link set lc1 up
-	check "port ACTIVE again on carrier" wait_for 30 port_is shca0 ACTIVE
+	check "port ACTIVE again on carrier" wait_for 90 port_is shca0 ACTIVE
 	ip link set lc0 down
-	check "port DOWN when the netdev goes down" wait_for 30 port_is shca0 DOWN
+	check "port DOWN when the netdev goes down" wait_for 90 port_is shca0 DOWN
 	ip link set lc0 up
-	check "port ACTIVE when the netdev comes back" wait_for 30 port_is shca0 ACTIVE
+	check "port ACTIVE when the netdev comes back" wait_for 90 port_is shca0 ACTIVE
 }
 
 test_port_events() {
 	local log=$TMPDIR/async.log
 	stdbuf -oL ibv_asyncwatch -d shca0 > "$log" 2>&1 &
 	local pid=$!
-	sleep 3
+	# asyncwatch names the device once its context is open; events raised
+	# from then on are queued for it.
+	check "async watcher attached" wait_for 120 grep -q shca0 "$log"
 	ip link set lc1 down
-	wait_for 30 port_is shca0 DOWN
+	wait_for 90 port_is shca0 DOWN
 	ip link set lc1 up
-	wait_for 30 port_is shca0 ACTIVE
-	wait_for 30 grep -q PORT_ACTIVE "$log"
+	wait_for 90 port_is shca0 ACTIVE
+	wait_for 90 grep -q PORT_ACTIVE "$log"
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 	check "IBV_EVENT_PORT_ERR delivered" grep -q PORT_ERR "$log"
 	check "IBV_EVENT_PORT_ACTIVE delivered" grep -q PORT_ACTIVE "$log"
@@ -83,21 +85,21 @@ test_port_events() {
 
 test_mtu() {
 	ip link set lc0 mtu 9000; ip link set lc1 mtu 9000
-	check "active_mtu 4096 at netdev MTU 9000" wait_for 20 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*4096'"
+	check "active_mtu 4096 at netdev MTU 9000" wait_for 90 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*4096'"
 	ip link set lc0 mtu 1500; ip link set lc1 mtu 1500
-	check "active_mtu 1024 at netdev MTU 1500" wait_for 20 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*1024'"
+	check "active_mtu 1024 at netdev MTU 1500" wait_for 90 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*1024'"
 	ip link set lc0 mtu 600
-	check "active_mtu 512 at netdev MTU 600" wait_for 20 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*512'"
+	check "active_mtu 512 at netdev MTU 600" wait_for 90 sh -c "ibv_devinfo -d shca0 | grep -q 'active_mtu:.*512'"
 	ip link set lc0 mtu 1500
 }
 
 # Before any link down: IPv6 drops its addresses when the link goes down.
 test_gids() {
-	check "IPv4-mapped RoCE GID present" wait_for 30 has_gid shca0 "0000:0000:0000:0000:0000:ffff:0a63:0001"
-	check "IPv6 RoCE GID present" wait_for 30 has_gid shca0 "fd99:0000:0000:0000:0000:0000:0000:0001"
+	check "IPv4-mapped RoCE GID present" wait_for 90 has_gid shca0 "0000:0000:0000:0000:0000:ffff:0a63:0001"
+	check "IPv6 RoCE GID present" wait_for 90 has_gid shca0 "fd99:0000:0000:0000:0000:0000:0000:0001"
 	expect_eq "IPv4 GID type" "$(gid_type_of shca0 0000:0000:0000:0000:0000:ffff:0a63:0001)" "RoCE v2"
 	ip addr del 10.99.0.1/24 dev lc0
-	check "GID removed with the address" wait_for 30 sh -c "! grep -qx 0000:0000:0000:0000:0000:ffff:0a63:0001 $SYS/shca0/ports/1/gids/*"
+	check "GID removed with the address" wait_for 90 sh -c "! grep -qx 0000:0000:0000:0000:0000:ffff:0a63:0001 $SYS/shca0/ports/1/gids/*"
 }
 
 test_counters() {
@@ -108,15 +110,15 @@ test_delete_paths() {
 	local pid
 	stdbuf -oL ibv_asyncwatch -d shca0 > "$TMPDIR/held.log" 2>&1 &
 	pid=$!
-	check "a process holds shca0 open" wait_for 30 grep -q shca0 "$TMPDIR/held.log"
+	check "a process holds shca0 open" wait_for 90 grep -q shca0 "$TMPDIR/held.log"
 	check "rdma link delete while a process holds the device" timeout 120 rdma link delete shca0
 	kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
-	check "shca0 gone after delete" wait_for 30 dev_gone shca0
+	check "shca0 gone after delete" wait_for 90 dev_gone shca0
 	check "re-add after delete" rdma link add shca0 type shca netdev lc0
 	rdma link add shca1 type shca netdev lc2
-	check "two devices coexist" wait_for 30 dev_exists shca1
+	check "two devices coexist" wait_for 90 dev_exists shca1
 	ip link del lc2
-	check "netdev delete unregisters its device" wait_for 30 dev_gone shca1
+	check "netdev delete unregisters its device" wait_for 90 dev_gone shca1
 	check "other device survives" dev_exists shca0
 	rdma link add shca2 type shca netdev lc0 2>/dev/null
 	ip link add lc4 type veth peer name lc5

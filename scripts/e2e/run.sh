@@ -9,5 +9,6 @@ echo "# e2e on $(uname -r)"
 "$here/lifecycle.sh" || rc=1
 "$here/devinfo.sh" || rc=1
 "$here/udata.sh" || rc=1
+"$here/ud.sh" || rc=1
 "$here/pyverbs.sh" || rc=1
 exit $rc

@@ -23,9 +23,9 @@ ip addr add 10.97.0.1/24 dev ud0
 # ibdev_dbg on, so every rejection can be checked for its debug line
 modprobe shca dyndbg=+p
 rdma link add shca0 type shca netdev ud0
-check "device shca0 appears" wait_for 30 test -e /sys/class/infiniband/shca0
-check "port active" wait_for 30 sh -c "ibv_devinfo -d shca0 | grep -q 'state:.*PORT_ACTIVE'"
-check "RoCE v2 IPv4 GID listed" wait_for 30 sh -c \
+check "device shca0 appears" wait_for 90 test -e /sys/class/infiniband/shca0
+check "port active" wait_for 90 sh -c "ibv_devinfo -d shca0 | grep -q 'state:.*PORT_ACTIVE'"
+check "RoCE v2 IPv4 GID listed" wait_for 90 sh -c \
 	"ibv_devinfo -v -d shca0 | grep -q 'GID\\[.*::ffff:10.97.0.1, RoCE v2'"
 
 out=$TMPDIR/udata.out

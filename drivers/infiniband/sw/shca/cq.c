@@ -156,7 +156,7 @@ static int shca_cq_move(struct shca_cq *cq, struct shca_ring *ring)
 	if (!shca_ring_idx_valid(prod, cons, cq->ring.entries))
 		return -EIO;
 	if (n > ring->entries)
-		return -EBUSY;
+		return -EINVAL;
 	for (i = 0; i < n; i++)
 		memcpy(shca_ring_entry(ring, i),
 		       shca_ring_entry(&cq->ring, cons + i),
@@ -196,7 +196,7 @@ static int shca_resize_check(struct shca_dev *sdev, int cqe,
 
 /*
  * Resize: unpolled CQEs move to indices 0..n-1 of the new ring (prod = n,
- * cons = 0); fewer entries than unpolled CQEs is -EBUSY.
+ * cons = 0); fewer entries than unpolled CQEs is -EINVAL (as rxe).
  * Context: process.
  */
 int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
@@ -351,4 +351,83 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqflags);
 	return ret;
+}
+
+/* Should a completion raise the armed event?  cq->lock held. */
+static bool shca_cq_should_notify(struct shca_cq *cq, const struct shca_cqe *cqe,
+				  bool solicited)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->notify == IB_CQ_NEXT_COMP)
+		return true;
+	return cq->notify == IB_CQ_SOLICITED &&
+	       (solicited || cqe->status != IB_WC_SUCCESS);
+}
+
+/* Write one CQE at the private producer index; cq->lock held. */
+static int shca_cq_push(struct shca_cq *cq, const struct shca_cqe *cqe)
+{
+	struct shca_ring *ring = &cq->ring;
+	u32 cons = shca_cq_cons(cq);
+
+	lockdep_assert_held(&cq->lock);
+	if (!shca_ring_idx_valid(ring->kprod, cons, ring->entries) ||
+	    shca_ring_idx_full(ring->kprod, cons, ring->entries))
+		return -ENOSPC;
+	memcpy(shca_ring_entry(ring, ring->kprod), cqe, sizeof(*cqe));
+	ring->kprod++;
+	/* the CQE is written before the consumer can see the new prod */
+	smp_store_release(&ring->ctl->prod, ring->kprod);
+	return 0;
+}
+
+static void shca_cq_overflow(struct shca_cq *cq)
+{
+	struct ib_event ev = {
+		.device = cq->ibcq.device,
+		.element.cq = &cq->ibcq,
+		.event = IB_EVENT_CQ_ERR,
+	};
+
+	ibdev_err_ratelimited(cq->ibcq.device, "cq %u: overflow\n", cq->cqn);
+	shca_stat_inc(to_sdev(cq->ibcq.device), SHCA_STAT_CQ_OVERFLOW);
+	if (cq->ibcq.event_handler)
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+}
+
+/**
+ * shca_cq_post - produce one completion and raise the event if armed
+ * @cq: completion queue
+ * @cqe: the completion
+ * @solicited: the completion is for a solicited message
+ *
+ * A full (or corrupt) ring marks the CQ in error and sends
+ * IB_EVENT_CQ_ERR once; the completion is lost.
+ * Context: process (the engines' work items); does not sleep.
+ */
+void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
+		  bool solicited)
+{
+	bool notify = false, overflow = false;
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (shca_cq_push(cq, cqe)) {
+		WRITE_ONCE(cq->ring.ctl->flags, SHCA_RING_F_ERROR);
+		overflow = !cq->overflow;
+		cq->overflow = true;
+	} else if (shca_cq_should_notify(cq, cqe, solicited)) {
+		cq->notify = 0;
+		notify = true;
+	}
+	spin_unlock_irqrestore(&cq->lock, flags);
+
+	if (overflow)
+		shca_cq_overflow(cq);
+	if (notify && cq->ibcq.comp_handler) {
+		/* softirq-based pollers (irq_poll) run on local_bh_enable */
+		local_bh_disable();
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		local_bh_enable();
+	}
 }

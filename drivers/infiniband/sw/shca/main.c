@@ -37,6 +37,9 @@ static DEFINE_IDA(shca_dev_ida);
 
 static const struct ib_device_ops shca_dev_ops;
 
+/* Runs the per-QP engines (SQ and RQ work items). */
+struct workqueue_struct *shca_wq;
+
 /* The driver-owned device and its instance number. */
 struct shca_dma_dev {
 	struct device dev;
@@ -132,6 +135,7 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	ida_destroy(&sdev->pd_ida);
 	if (sdev->dma_dev)
 		shca_dma_dev_del(sdev);
+	shca_net_put(sdev);
 	dev_put(sdev->ndev);
 }
 
@@ -147,6 +151,14 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	wake_up(&shca_exit_wq);
 }
 
+/*
+ * xa_init_flags() is inline: every xarray initialised here would share
+ * one lockdep class, mixing the irq-safe (qps, ahs: looked up from the
+ * RX softirq) with the process-only ones.
+ */
+static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
+	shca_ahs_key;
+
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
 	ida_init(&sdev->pd_ida);
@@ -154,6 +166,10 @@ static void shca_dev_init_ids(struct shca_dev *sdev)
 	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	lockdep_set_class(&sdev->qps.xa_lock, &shca_qps_key);
+	lockdep_set_class(&sdev->cqs.xa_lock, &shca_cqs_key);
+	lockdep_set_class(&sdev->mrs.xa_lock, &shca_mrs_key);
+	lockdep_set_class(&sdev->ahs.xa_lock, &shca_ahs_key);
 	sdev->next_qpn = SHCA_GSI_QPN + 1;
 }
 
@@ -167,7 +183,9 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 	INIT_LIST_HEAD(&sdev->list);
 	shca_dev_init_ids(sdev);
 
-	err = shca_dma_dev_add(sdev);
+	err = shca_net_get(sdev);
+	if (!err)
+		err = shca_dma_dev_add(sdev);
 	if (!err)
 		err = shca_net_link_add(sdev);
 	if (err)
@@ -178,7 +196,9 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 	ibdev->num_comp_vectors = SHCA_NUM_COMP_VECTORS;
 	ibdev->node_guid = shca_mac_to_guid(ndev->dev_addr);
 	ibdev->dev.parent = sdev->dma_dev;
-	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	/* POST_SEND with no work request is the user SQ doorbell */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	strscpy(ibdev->node_desc, "shca", sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &shca_dev_ops);
 	return ib_device_set_netdev(ibdev, ndev, 1);
@@ -405,11 +425,23 @@ static int __init shca_init(void)
 {
 	int err;
 
+	shca_wq = alloc_workqueue("shca", WQ_UNBOUND, 0);
+	if (!shca_wq)
+		return -ENOMEM;
+	err = shca_net_init();
+	if (err)
+		goto err_wq;
 	err = register_netdevice_notifier(&shca_netdev_nb);
 	if (err)
-		return err;
+		goto err_net;
 	rdma_link_register(&shca_link_ops);
 	return 0;
+
+err_net:
+	shca_net_exit();
+err_wq:
+	destroy_workqueue(shca_wq);
+	return err;
 }
 
 /* Take a registration reference on the first live instance, if any. */
@@ -449,6 +481,8 @@ static void __exit shca_exit(void)
 		ib_unregister_device_and_put(&sdev->ibdev);
 	/* Fence for unregistrations queued or running elsewhere. */
 	wait_event(shca_exit_wq, shca_all_gone());
+	shca_net_exit();
+	destroy_workqueue(shca_wq);
 }
 
 module_init(shca_init);

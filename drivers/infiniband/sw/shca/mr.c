@@ -267,3 +267,28 @@ int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	shca_mr_destroy(to_sdev(ibmr->device), to_smr(ibmr));
 	return 0;
 }
+
+/**
+ * shca_mr_get - look up an MR by lkey/rkey for the datapath
+ * @sdev: device
+ * @key: key from a WQE or packet (untrusted)
+ *
+ * Context: process (the engines); the MR xarray's lock is not irq-safe.
+ * Return: the MR with a reference held, or NULL.
+ */
+struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
+{
+	struct shca_mr *mr;
+
+	xa_lock(&sdev->mrs);
+	mr = xa_load(&sdev->mrs, key >> 8);
+	if (mr && (mr->ibmr.lkey != key || !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	xa_unlock(&sdev->mrs);
+	return mr;
+}
+
+void shca_mr_put(struct shca_mr *mr)
+{
+	kref_put(&mr->ref, shca_mr_release);
+}

@@ -35,9 +35,47 @@ struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn)
 	return qp;
 }
 
+/* Context: any. */
 void shca_qp_put(struct shca_qp *qp)
 {
 	kref_put(&qp->ref, shca_qp_release);
+}
+
+/**
+ * shca_qp_queue - queue one of the QP's engines with a reference for it
+ * @qp: QP; the caller holds a reference
+ * @work: qp->sq_work or qp->rq_work
+ *
+ * The work function drops the reference when it is done.
+ * Context: any.
+ */
+void shca_qp_queue(struct shca_qp *qp, struct work_struct *work)
+{
+	kref_get(&qp->ref);
+	if (!queue_work(shca_wq, work))
+		shca_qp_put(qp);	/* already queued, with its own ref */
+}
+
+static void shca_qp_kick(struct shca_qp *qp)
+{
+	shca_qp_queue(qp, &qp->sq_work);
+	shca_qp_queue(qp, &qp->rq_work);
+}
+
+/**
+ * shca_qp_set_error - move the QP to the error state from an engine
+ * @qp: QP
+ *
+ * Both engines then flush what is posted.
+ * Context: process (an engine work item), may sleep.
+ */
+void shca_qp_set_error(struct shca_qp *qp)
+{
+	mutex_lock(&qp->state_lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	mutex_unlock(&qp->state_lock);
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_QP_FATAL);
+	shca_qp_kick(qp);
 }
 
 static int shca_qp_check_type(struct ib_device *ibdev,
@@ -200,6 +238,9 @@ static void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	spin_lock_init(&qp->rq_lock);
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
+	INIT_WORK(&qp->sq_work, shca_sq_work);
+	INIT_WORK(&qp->rq_work, shca_rq_work);
+	skb_queue_head_init(&qp->rx_queue);
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = shca_active_mtu(sdev);
@@ -245,9 +286,12 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct shca_dev *sdev = to_sdev(ibqp->device);
 	struct shca_qp *qp = to_sqp(ibqp);
 
+	WRITE_ONCE(qp->dying, true);	/* engines drop everything now */
 	xa_erase_irq(&sdev->qps, ibqp->qp_num);
 	shca_qp_put(qp);
+	/* queued work, skbs and lookups all hold references */
 	wait_for_completion(&qp->freed);
+	skb_queue_purge(&qp->rx_queue);
 	shca_qp_free_rings(qp);
 	atomic_dec(&sdev->num_qp);
 	mutex_destroy(&qp->state_lock);
@@ -397,8 +441,13 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			WRITE_ONCE(qp->state, attr->qp_state);
 	}
 	mutex_unlock(&qp->state_lock);
-	if (!err)
+	if (!err) {
+		/* RTS starts WQEs posted early; ERR flushes */
+		if ((mask & IB_QP_STATE) && (attr->qp_state == IB_QPS_RTS ||
+					     attr->qp_state == IB_QPS_ERR))
+			shca_qp_kick(qp);
 		return 0;
+	}
 err_out:
 	shca_stat_inc(sdev, SHCA_STAT_MODIFY_QP_ERR);
 	return err;
@@ -431,15 +480,42 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 }
 
 /*
- * The send path belongs to the datapath engine, which is not part of
- * this driver yet: every post fails, nothing is queued.
- * Context: any, does not sleep.
+ * User QPs: a post with no work request is the doorbell of the mapped SQ
+ * (ib_uverbs_post_send() with wr_count 0).  It runs the engine once before
+ * returning, so WQEs posted before the doorbell have been executed (their
+ * completions produced) when ibv_post_send() returns, as with rxe.
+ * Kernel UD/GSI QPs post through the same ring; RC/UC are not implemented
+ * yet.
+ * Context: kernel QPs: any, does not sleep.  User QPs: the uverbs system
+ * call, process context, may sleep.
  */
 int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct shca_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (qp->user) {
+		if (wr) {
+			*bad_wr = wr;
+			return -EINVAL;
+		}
+		might_sleep();
+		shca_qp_queue(qp, &qp->sq_work);
+		flush_work(&qp->sq_work);
+		return 0;
+	}
+	if (!wr)
+		return 0;
+	if (ibqp->qp_type != IB_QPT_UD && ibqp->qp_type != IB_QPT_GSI) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	if (state != IB_QPS_RTS && state != IB_QPS_ERR) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	return shca_post_send_kernel(qp, wr, bad_wr);
 }
 
 /* Write one receive WQE at the private producer index; rq_lock held. */
@@ -487,6 +563,8 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (qp->user && !wr)
+		return 0;	/* receives need no doorbell */
 	if (qp->user || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		err = -EINVAL;
@@ -503,6 +581,8 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	/* WQEs are written before the consumer can see the new prod */
 	smp_store_release(&ring->ctl->prod, ring->kprod);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		shca_qp_queue(qp, &qp->rq_work);	/* flush them */
 out:
 	if (err) {
 		ibdev_dbg(ibqp->device, "qp %u: post_recv failed %d\n",

@@ -25,7 +25,9 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <linux/stringify.h>
 #include <linux/xarray.h>
 #include <rdma/ib_umem.h>
@@ -95,6 +97,8 @@ struct shca_dev {
 	bool registered;		/* under shca_dev_mutex */
 	enum ib_port_state port_state;	/* last state reported, under RTNL */
 
+	struct shca_net_sock *nsock;	/* UDP sockets of our netns */
+
 	atomic_t num_qp;
 	atomic_t num_cq;
 	atomic_t num_mr;
@@ -158,7 +162,8 @@ struct shca_cq {
 	struct shca_ring ring;		/* kernel produces, kcons for kernel */
 	bool user;
 	u32 cqn;
-	enum ib_cq_notify_flags notify;
+	enum ib_cq_notify_flags notify;	/* 0 when disarmed */
+	bool overflow;			/* IB_EVENT_CQ_ERR was sent */
 };
 
 struct shca_wq {
@@ -178,8 +183,12 @@ struct shca_qp {
 	struct ib_qp_cap cap;
 	enum ib_sig_type sq_sig_type;
 	bool user;
+	bool dying;			/* destroy started: drop traffic */
 	struct shca_wq sq;
 	struct shca_wq rq;
+	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
+	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
+	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
 };
 
 static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
@@ -232,6 +241,46 @@ static inline struct ib_ucontext *shca_udata_uctx(struct ib_udata *udata)
 	return uctx ? &uctx->ibuctx : NULL;
 }
 
+/* Limits of the datapath engines. */
+#define SHCA_SQ_BUDGET		64	/* WQEs per SQ work run */
+#define SHCA_RX_BUDGET		64	/* packets per RX work run */
+#define SHCA_RX_QUEUE_MAX	1024	/* packets queued on one QP */
+#define SHCA_GRH_BYTES		40
+
+/*
+ * What the RX softirq learnt about a packet, for the QP's receive work;
+ * lives in skb->cb once the UDP layer has handed the skb over to us.
+ */
+struct shca_rx_cb {
+	u32 bth_off;		/* from skb->data */
+	u32 pay_off;		/* from skb->data */
+	u32 pay_len;
+	u32 qkey;
+	u32 src_qpn;
+	__be32 imm;
+	u8 opcode;
+	bool se;
+};
+
+static inline struct shca_rx_cb *shca_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct shca_rx_cb) > sizeof(skb->cb));
+	return (struct shca_rx_cb *)skb->cb;
+}
+
+/* A resolved route for one packet; dst is held until consumed. */
+struct shca_path {
+	bool ipv4;
+	union {
+		__be32 v4;
+		struct in6_addr v6;
+	} saddr, daddr;
+	u8 tclass;
+	u32 flow_label;
+	__be16 sport;
+	struct dst_entry *dst;
+};
+
 static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_stat stat)
 {
 	atomic64_inc(&sdev->stats[stat]);
@@ -264,6 +313,21 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 enum ib_mtu shca_active_mtu(struct shca_dev *sdev);
 enum ib_port_state shca_port_state(struct shca_dev *sdev);
 
+/* main.c */
+extern struct workqueue_struct *shca_wq;
+
+/* net.c */
+int shca_net_init(void);
+void shca_net_exit(void);
+int shca_net_get(struct shca_dev *sdev);
+void shca_net_put(struct shca_dev *sdev);
+int shca_path_resolve(struct shca_dev *sdev, const union ib_gid *sgid,
+		      const union ib_gid *dgid, struct shca_path *path);
+struct sk_buff *shca_skb_alloc(struct shca_dev *sdev,
+			       const struct shca_path *path, unsigned int len);
+int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
+		  struct sk_buff *skb);
+
 /* pd.c */
 int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
 void shca_dealloc_ucontext(struct ib_ucontext *ibuctx);
@@ -289,6 +353,22 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 iova, int access,
 				 struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
+void shca_mr_put(struct shca_mr *mr);
+
+/* mem.c */
+struct shca_sge_cursor {
+	struct shca_dev *sdev;
+	struct ib_pd *pd;
+	const struct shca_sge *sge;
+	u32 num_sge;
+	u32 idx;		/* current SGE */
+	u32 off;		/* bytes used of the current SGE */
+};
+
+int shca_sge_total(const struct shca_sge *sge, u32 num_sge, u64 *total);
+int shca_cursor_copy(struct shca_sge_cursor *cur, void *buf, u32 len,
+		     bool to_mr);
 
 /* cq.c */
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -297,6 +377,8 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
+		  bool solicited);
 
 /* qp.c */
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -312,5 +394,16 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_put(struct shca_qp *qp);
+void shca_qp_queue(struct shca_qp *qp, struct work_struct *work);
+void shca_qp_set_error(struct shca_qp *qp);
+
+/* sq.c */
+void shca_sq_work(struct work_struct *work);
+int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr);
+
+/* rq.c */
+void shca_rq_work(struct work_struct *work);
+void shca_rcv(struct sk_buff *skb);
 
 #endif /* SHCA_H */

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: RoCE v2 transport sockets and IP/UDP encapsulation.
+ *
+ * One pair of UDP tunnel sockets (IPv4 and IPv6, port 4791) exists per
+ * network namespace that holds at least one shca device.  The pairs live
+ * on a refcounted list: the first device of a namespace opens them, the
+ * last one closes them.  Kernel sockets hold no reference on their
+ * namespace, so the pernet exit hook closes the sockets of a dying
+ * namespace early; its devices then simply receive nothing until they
+ * are gone too.
+ *
+ * Transmission builds IP and UDP headers by hand, because the ICRC covers
+ * them, and hands the datagram to ip_local_out()/ip6_local_out().
+ */
+#include <linux/etherdevice.h>
+#include <linux/inetdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/jhash.h>
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/dst.h>
+#include <net/ip.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/net_namespace.h>
+#include <net/route.h>
+#include <net/udp_tunnel.h>
+
+#include "shca.h"
+#include "roce.h"
+#include "wire.h"
+
+/* The sockets of one network namespace. */
+struct shca_net_sock {
+	struct list_head list;		/* shca_net_socks */
+	struct net *net;		/* identity only, no reference */
+	unsigned int users;		/* devices of this namespace */
+	struct socket *sk4;
+	struct socket *sk6;
+};
+
+/* All of them, under shca_net_mutex. */
+static LIST_HEAD(shca_net_socks);
+static DEFINE_MUTEX(shca_net_mutex);
+
+/*
+ * UDP hands us every datagram for port 4791.
+ * Context: softirq, RCU read lock held.  Always consumes @skb.
+ */
+static int shca_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	shca_rcv(skb);
+	return 0;
+}
+
+static struct socket *shca_sock_open(struct net *net, bool ipv6)
+{
+	struct udp_tunnel_sock_cfg tcfg = {
+		.encap_type = 1,
+		.encap_rcv = shca_encap_rcv,
+	};
+	struct udp_port_cfg pcfg = {
+		.local_udp_port = htons(SHCA_ROCE_UDP_PORT),
+	};
+	struct socket *sock;
+	int err;
+
+	if (ipv6) {
+		pcfg.family = AF_INET6;
+		pcfg.ipv6_v6only = 1;
+	} else {
+		pcfg.family = AF_INET;
+	}
+	err = udp_sock_create(net, &pcfg, &sock);
+	if (err)
+		return ERR_PTR(err);
+	setup_udp_tunnel_sock(net, sock, &tcfg);
+	return sock;
+}
+
+static void shca_sock_close(struct shca_net_sock *ns)
+{
+	lockdep_assert_held(&shca_net_mutex);
+	if (ns->sk6)
+		udp_tunnel_sock_release(ns->sk6);
+	if (ns->sk4)
+		udp_tunnel_sock_release(ns->sk4);
+	ns->sk6 = NULL;
+	ns->sk4 = NULL;
+}
+
+static struct shca_net_sock *shca_net_sock_new(struct net *net)
+{
+	struct shca_net_sock *ns;
+	struct socket *sock;
+
+	lockdep_assert_held(&shca_net_mutex);
+	ns = kzalloc(sizeof(*ns), GFP_KERNEL);
+	if (!ns)
+		return ERR_PTR(-ENOMEM);
+	ns->net = net;
+	sock = shca_sock_open(net, false);
+	if (IS_ERR(sock)) {
+		kfree(ns);
+		return ERR_CAST(sock);
+	}
+	ns->sk4 = sock;
+	sock = shca_sock_open(net, true);
+	if (!IS_ERR(sock))
+		ns->sk6 = sock;	/* an IPv6-less namespace still does IPv4 */
+	list_add(&ns->list, &shca_net_socks);
+	return ns;
+}
+
+/**
+ * shca_net_get - make sure the namespace of @sdev's netdev has sockets
+ * @sdev: device being created
+ *
+ * Context: process, may sleep.
+ * Return: 0 or a negative errno (e.g. -EADDRINUSE: rdma_rxe has the port).
+ */
+int shca_net_get(struct shca_dev *sdev)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct shca_net_sock *ns;
+	int err = 0;
+
+	mutex_lock(&shca_net_mutex);
+	list_for_each_entry(ns, &shca_net_socks, list)
+		if (ns->net == net)
+			goto found;
+	ns = shca_net_sock_new(net);
+	if (IS_ERR(ns)) {
+		err = PTR_ERR(ns);
+		goto out;
+	}
+found:
+	ns->users++;
+	sdev->nsock = ns;
+out:
+	mutex_unlock(&shca_net_mutex);
+	return err;
+}
+
+/* Context: process, may sleep. */
+void shca_net_put(struct shca_dev *sdev)
+{
+	struct shca_net_sock *ns = sdev->nsock;
+
+	if (!ns)
+		return;
+	mutex_lock(&shca_net_mutex);
+	if (!--ns->users) {
+		shca_sock_close(ns);
+		list_del(&ns->list);
+		kfree(ns);
+	}
+	mutex_unlock(&shca_net_mutex);
+	sdev->nsock = NULL;
+}
+
+/* A namespace goes away: close its sockets, devices keep the entry. */
+static void __net_exit shca_net_ns_exit(struct net *net)
+{
+	struct shca_net_sock *ns;
+
+	mutex_lock(&shca_net_mutex);
+	list_for_each_entry(ns, &shca_net_socks, list) {
+		if (ns->net == net) {
+			shca_sock_close(ns);
+			ns->net = NULL;
+		}
+	}
+	mutex_unlock(&shca_net_mutex);
+}
+
+static struct pernet_operations shca_net_ops = {
+	.exit = shca_net_ns_exit,
+};
+
+int shca_net_init(void)
+{
+	return register_pernet_subsys(&shca_net_ops);
+}
+
+void shca_net_exit(void)
+{
+	unregister_pernet_subsys(&shca_net_ops);
+}
+
+/* ------------------------------------------------------------------ */
+/* Transmit                                                            */
+/* ------------------------------------------------------------------ */
+
+static int shca_route4(struct shca_dev *sdev, struct shca_path *path)
+{
+	struct flowi4 fl = {
+		.daddr = path->daddr.v4,
+		.saddr = path->saddr.v4,
+		.flowi4_proto = IPPROTO_UDP,
+	};
+	struct rtable *rt;
+
+	rt = ip_route_output_key(dev_net(sdev->ndev), &fl);
+	if (IS_ERR(rt))
+		return PTR_ERR(rt);
+	path->dst = &rt->dst;
+	return 0;
+}
+
+static int shca_route6(struct shca_dev *sdev, struct shca_path *path)
+{
+	struct flowi6 fl = {
+		.daddr = path->daddr.v6,
+		.saddr = path->saddr.v6,
+		.flowi6_proto = IPPROTO_UDP,
+	};
+	struct dst_entry *dst;
+
+	if (!IS_ENABLED(CONFIG_IPV6) || !ipv6_stub->ipv6_dst_lookup_flow)
+		return -EAFNOSUPPORT;
+	if (ipv6_addr_type(&fl.daddr) & IPV6_ADDR_LINKLOCAL)
+		fl.flowi6_oif = sdev->ndev->ifindex;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(sdev->ndev), NULL, &fl,
+					      NULL);
+	if (IS_ERR(dst))
+		return PTR_ERR(dst);
+	path->dst = dst;
+	return 0;
+}
+
+/**
+ * shca_path_resolve - route a RoCE v2 packet from @sgid to @dgid
+ * @sdev: sending device
+ * @sgid: source GID (an address of the device's netdev)
+ * @dgid: destination GID
+ * @path: filled in; path->dst holds a reference on success
+ *
+ * IPv4-mapped GIDs travel over IPv4, everything else over IPv6.
+ * Context: process or softirq; does not sleep.
+ * Return: 0 or a negative errno.
+ */
+int shca_path_resolve(struct shca_dev *sdev, const union ib_gid *sgid,
+		      const union ib_gid *dgid, struct shca_path *path)
+{
+	path->ipv4 = shca_gid_is_v4mapped(dgid);
+	if (path->ipv4 != shca_gid_is_v4mapped(sgid))
+		return -EAFNOSUPPORT;
+	if (path->ipv4) {
+		path->saddr.v4 = shca_gid_to_ipv4(sgid);
+		path->daddr.v4 = shca_gid_to_ipv4(dgid);
+		return shca_route4(sdev, path);
+	}
+	memcpy(&path->saddr.v6, sgid->raw, sizeof(path->saddr.v6));
+	memcpy(&path->daddr.v6, dgid->raw, sizeof(path->daddr.v6));
+	return shca_route6(sdev, path);
+}
+
+static unsigned int shca_ip_hlen(const struct shca_path *path)
+{
+	return path->ipv4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
+}
+
+/**
+ * shca_skb_alloc - allocate a packet with room for IP and UDP in front
+ * @sdev: sending device
+ * @path: resolved path (selects the IP version)
+ * @len: bytes from the BTH up to and including the ICRC
+ *
+ * Return: an skb whose data is @len bytes (uninitialised), or NULL.
+ * Context: process; may sleep.
+ */
+struct sk_buff *shca_skb_alloc(struct shca_dev *sdev,
+			       const struct shca_path *path, unsigned int len)
+{
+	unsigned int hroom = LL_RESERVED_SPACE(path->dst->dev) +
+			     shca_ip_hlen(path) + sizeof(struct udphdr);
+	struct sk_buff *skb;
+
+	skb = alloc_skb(hroom + len + path->dst->dev->needed_tailroom,
+			GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, hroom);
+	skb_put(skb, len);
+	return skb;
+}
+
+static void shca_push_udp(struct sk_buff *skb, const struct shca_path *path)
+{
+	struct udphdr *uh;
+
+	skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = path->sport;
+	uh->dest = htons(SHCA_ROCE_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;	/* allowed for RoCE v2; the ICRC protects */
+}
+
+static void shca_push_ipv4(struct net *net, struct sk_buff *skb,
+			   const struct shca_path *path)
+{
+	struct iphdr *iph;
+
+	skb_push(skb, sizeof(*iph));
+	skb_reset_network_header(skb);
+	iph = ip_hdr(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) / 4;
+	iph->tos = path->tclass;
+	iph->tot_len = htons(skb->len);
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ip4_dst_hoplimit(path->dst);
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = path->saddr.v4;
+	iph->daddr = path->daddr.v4;
+	ip_select_ident(net, skb, NULL);
+	ip_send_check(iph);
+	skb->protocol = htons(ETH_P_IP);
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+}
+
+static void shca_push_ipv6(struct sk_buff *skb, const struct shca_path *path)
+{
+	struct ipv6hdr *ip6h;
+
+	skb_push(skb, sizeof(*ip6h));
+	skb_reset_network_header(skb);
+	ip6h = ipv6_hdr(skb);
+	ip6_flow_hdr(ip6h, path->tclass, htonl(path->flow_label));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = ip6_dst_hoplimit(path->dst);
+	ip6h->saddr = path->saddr.v6;
+	ip6h->daddr = path->daddr.v6;
+	skb->protocol = htons(ETH_P_IPV6);
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+}
+
+/**
+ * shca_skb_xmit - encapsulate and send one RoCE v2 packet
+ * @sdev: sending device
+ * @path: resolved path; its dst reference moves to the skb
+ * @skb: from shca_skb_alloc(), BTH through pad filled in
+ *
+ * Context: process or softirq.  Always consumes @skb.
+ * Return: 0 if the IP layer took the packet, else a negative errno.
+ */
+int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
+		  struct sk_buff *skb)
+{
+	struct net *net = dev_net(sdev->ndev);
+	int err;
+
+	shca_push_udp(skb, path);
+	if (path->ipv4)
+		shca_push_ipv4(net, skb, path);
+	else
+		shca_push_ipv6(skb, path);
+	err = shca_icrc_set(skb_network_header(skb), skb->len);
+	if (err) {
+		kfree_skb(skb);
+		return err;
+	}
+	skb->ip_summed = CHECKSUM_NONE;
+	skb->dev = path->dst->dev;
+	skb_dst_set(skb, path->dst);
+	path->dst = NULL;
+	if (skb->protocol == htons(ETH_P_IP))
+		err = ip_local_out(net, NULL, skb);
+	else
+		err = ip6_local_out(net, NULL, skb);
+	return net_xmit_eval(err) ? -EIO : 0;
+}

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: packet reception and the receive queue engine (UD and GSI).
+ *
+ * shca_rcv() runs in the UDP softirq: it finds the device and the
+ * destination QP, checks the ICRC and the headers, and queues the skb on
+ * the QP (the skb holds a QP reference).  qp->rq_work then matches each
+ * packet with a receive WQE, writes the GRH and the payload and produces
+ * the completion.  rq_work is the only consumer of the RQ and owns
+ * ring.kcons; it also flushes the RQ of a QP in the error state.
+ */
+#include <linux/etherdevice.h>
+#include <linux/inetdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/ipv6_stubs.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+
+#include "shca.h"
+#include "wire.h"
+
+/* A private copy of one receive WQE. */
+struct shca_rwqe {
+	struct shca_recv_wqe hdr;
+	struct shca_sge sge[SHCA_MAX_SGE];
+};
+
+/* The netdev a packet that came in over loopback was addressed to. */
+static struct net_device *shca_rx_loopback_ndev(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb->dev);
+
+	if (ip_hdr(skb)->version == 4)
+		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+	if (IS_ENABLED(CONFIG_IPV6) && ipv6_stub->ipv6_dev_find)
+		return ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr,
+						NULL);
+	return NULL;
+}
+
+/*
+ * The shca device a packet was received for, referenced.
+ * Context: softirq.
+ */
+static struct shca_dev *shca_rx_dev(struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct ib_device *ibdev;
+
+	rcu_read_lock();
+	if (ndev && (ndev->flags & IFF_LOOPBACK))
+		ndev = shca_rx_loopback_ndev(skb);
+	ibdev = ndev ? ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN) :
+		       NULL;
+	rcu_read_unlock();
+	if (ibdev && ibdev->ops.owner != THIS_MODULE) {
+		ib_device_put(ibdev);
+		ibdev = NULL;
+	}
+	return ibdev ? to_sdev(ibdev) : NULL;
+}
+
+/* Check IP/UDP lengths and the ICRC; return the stat to count or -1. */
+static int shca_rx_check(struct sk_buff *skb, u32 *bth_off, u32 *blen)
+{
+	u8 *ip = skb_network_header(skb);
+	struct udphdr *uh = udp_hdr(skb);
+	u32 ulen;
+	int err;
+
+	if (skb_linearize(skb))
+		return SHCA_STAT_RX_DROPPED;
+	ip = skb_network_header(skb);
+	uh = udp_hdr(skb);
+	ulen = ntohs(uh->len);
+	if (ulen < sizeof(*uh) || (u8 *)uh + ulen > skb_tail_pointer(skb))
+		return SHCA_STAT_RX_MALFORMED;
+	if (ip_hdr(skb)->version == 4 && ip_hdr(skb)->ihl != 5)
+		return SHCA_STAT_RX_MALFORMED;	/* no room for options in a GRH */
+	err = shca_icrc_check(ip, skb_tail_pointer(skb) - ip);
+	if (err)
+		return err == -EBADMSG ? SHCA_STAT_RX_BAD_ICRC :
+					 SHCA_STAT_RX_MALFORMED;
+	*bth_off = (u8 *)(uh + 1) - skb->data;
+	*blen = ulen - sizeof(*uh);
+	return -1;
+}
+
+/* Parse the transport headers into skb->cb; return the stat or -1. */
+static int shca_rx_parse(struct sk_buff *skb, u32 bth_off, u32 blen,
+			 u32 *dqpn)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+	struct shca_wire_pkt pkt;
+
+	if (shca_wire_parse(skb->data + bth_off, blen, &pkt))
+		return SHCA_STAT_RX_MALFORMED;
+	if (pkt.hdr.opcode != (SHCA_TR_UD | SHCA_OPC_SEND_ONLY) &&
+	    pkt.hdr.opcode != (SHCA_TR_UD | SHCA_OPC_SEND_ONLY_WITH_IMMEDIATE))
+		return SHCA_STAT_RX_DROPPED;	/* not implemented yet */
+	memset(cb, 0, sizeof(*cb));
+	cb->bth_off = bth_off;
+	cb->pay_off = bth_off + pkt.hdr_len;
+	cb->pay_len = pkt.pay_len;
+	cb->qkey = pkt.hdr.qkey;
+	cb->src_qpn = pkt.hdr.src_qpn;
+	cb->imm = pkt.hdr.imm;
+	cb->opcode = pkt.hdr.opcode;
+	cb->se = pkt.hdr.se;
+	*dqpn = pkt.hdr.dqpn;
+	return -1;
+}
+
+/* Hand a checked packet to its QP; return the stat to count or -1. */
+static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
+			   u32 dqpn)
+{
+	struct shca_qp *qp = shca_qp_get(sdev, dqpn);
+
+	if (!qp)
+		return SHCA_STAT_RX_NO_QP;
+	if (skb_queue_len(&qp->rx_queue) >= SHCA_RX_QUEUE_MAX) {
+		shca_qp_put(qp);
+		return SHCA_STAT_RX_DROPPED;
+	}
+	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns the ref */
+	shca_qp_queue(qp, &qp->rq_work);
+	return -1;
+}
+
+/**
+ * shca_rcv - receive one RoCE v2 datagram
+ * @skb: from the UDP tunnel socket; data at the UDP header
+ *
+ * Context: softirq.  Always consumes @skb.
+ */
+void shca_rcv(struct sk_buff *skb)
+{
+	struct shca_dev *sdev = shca_rx_dev(skb);
+	u32 bth_off, blen, dqpn;
+	int stat;
+
+	if (!sdev) {
+		kfree_skb(skb);
+		return;
+	}
+	stat = shca_rx_check(skb, &bth_off, &blen);
+	if (stat < 0)
+		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
+	if (stat < 0)
+		stat = shca_rx_deliver(sdev, skb, dqpn);
+	if (stat >= 0) {
+		shca_stat_inc(sdev, stat);
+		kfree_skb(skb);
+	}
+	ib_device_put(&sdev->ibdev);
+}
+
+/*
+ * Take the WQE at the RQ consumer index into @w.
+ * Return: 0, -ENOENT if the RQ is empty, -EIO if the ring is broken.
+ * Context: RQ engine.
+ */
+static int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
+{
+	struct shca_ring *ring = &qp->rq.ring;
+	const void *slot;
+	u32 prod;
+
+	/* pairs with the producer's release of prod after writing WQEs */
+	prod = smp_load_acquire(&ring->ctl->prod);
+	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries))
+		return -EIO;
+	if (prod == ring->kcons)
+		return -ENOENT;
+	slot = shca_ring_entry(ring, ring->kcons);
+	memcpy(&w->hdr, slot, sizeof(w->hdr));
+	memcpy(w->sge, slot + sizeof(w->hdr),
+	       min_t(u32, w->hdr.num_sge, SHCA_MAX_SGE) * sizeof(w->sge[0]));
+	ring->kcons++;
+	/* the WQE is copied out before its slot is handed back */
+	smp_store_release(&ring->ctl->cons, ring->kcons);
+	return 0;
+}
+
+static void shca_rq_complete(struct shca_qp *qp, struct shca_cqe *cqe,
+			     bool solicited)
+{
+	cqe->opcode = IB_WC_RECV;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->port_num = 1;
+	shca_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
+}
+
+/* The 40-byte GRH: IPv6 header, or IPv4 header in the last 20 bytes. */
+static u8 shca_rx_grh(struct sk_buff *skb, u8 *grh)
+{
+	memset(grh, 0, SHCA_GRH_BYTES);
+	if (ip_hdr(skb)->version == 4) {
+		memcpy(grh + SHCA_GRH_BYTES - sizeof(struct iphdr),
+		       ip_hdr(skb), sizeof(struct iphdr));
+		return RDMA_NETWORK_IPV4;
+	}
+	memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	return RDMA_NETWORK_IPV6;
+}
+
+/* Write GRH + payload into the WQE's buffers.  Return: an ib_wc_status. */
+static enum ib_wc_status shca_rx_scatter(struct shca_qp *qp,
+					 const struct shca_rwqe *w,
+					 struct sk_buff *skb, struct shca_cqe *cqe)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+	struct shca_sge_cursor cur = {
+		.sdev = to_sdev(qp->ibqp.device),
+		.pd = qp->ibqp.pd,
+		.sge = w->sge,
+		.num_sge = w->hdr.num_sge,
+	};
+	u8 grh[SHCA_GRH_BYTES];
+	u64 total;
+	int err;
+
+	if (w->hdr.num_sge > qp->rq.max_sge ||
+	    shca_sge_total(w->sge, w->hdr.num_sge, &total))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (total < SHCA_GRH_BYTES + cb->pay_len)
+		return IB_WC_LOC_LEN_ERR;
+	cqe->network_hdr_type = shca_rx_grh(skb, grh);
+	err = shca_cursor_copy(&cur, grh, sizeof(grh), true);
+	if (!err)
+		err = shca_cursor_copy(&cur, skb->data + cb->pay_off,
+				       cb->pay_len, true);
+	if (err)
+		return IB_WC_LOC_PROT_ERR;
+	cqe->byte_len = SHCA_GRH_BYTES + cb->pay_len;
+	return IB_WC_SUCCESS;
+}
+
+static void shca_rx_fill_cqe(struct sk_buff *skb, struct shca_cqe *cqe)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+
+	cqe->src_qp = cb->src_qpn;
+	cqe->flags = SHCA_CQE_F_GRH;
+	if (cb->opcode == (SHCA_TR_UD | SHCA_OPC_SEND_ONLY_WITH_IMMEDIATE)) {
+		cqe->flags |= SHCA_CQE_F_IMM;
+		cqe->imm_data = (__force u32)cb->imm;
+	}
+	cqe->pkey_index = 0;
+	cqe->vlan_id = 0xffff;
+	if (skb_mac_header_was_set(skb) &&
+	    skb_mac_header_len(skb) >= ETH_HLEN)
+		ether_addr_copy(cqe->smac, eth_hdr(skb)->h_source);
+}
+
+static bool shca_rx_accept(struct shca_qp *qp, struct sk_buff *skb)
+{
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY :
+						     READ_ONCE(qp->attr.qkey);
+
+	if (READ_ONCE(qp->dying) || (state != IB_QPS_RTR &&
+				     state != IB_QPS_RTS) ||
+	    (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI)) {
+		shca_stat_inc(sdev, SHCA_STAT_RX_DROPPED);
+		return false;
+	}
+	if (shca_rx_cb(skb)->qkey != qkey) {
+		shca_stat_inc(sdev, SHCA_STAT_RX_BAD_QKEY);
+		return false;
+	}
+	return true;
+}
+
+/* Deliver one packet to the RQ.  Context: RQ engine. */
+static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
+{
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	struct shca_cqe cqe = {};
+	struct shca_rwqe w;
+	int err;
+
+	if (!shca_rx_accept(qp, skb))
+		return;
+	err = shca_rq_pop(qp, &w);
+	if (err) {
+		shca_stat_inc(sdev, err == -ENOENT ? SHCA_STAT_RX_NO_RECV_WQE :
+						     SHCA_STAT_RX_DROPPED);
+		if (err == -EIO)
+			shca_qp_set_error(qp);
+		return;
+	}
+	cqe.wr_id = w.hdr.wr_id;
+	cqe.status = shca_rx_scatter(qp, &w, skb, &cqe);
+	if (cqe.status == IB_WC_SUCCESS)
+		shca_rx_fill_cqe(skb, &cqe);
+	shca_stat_inc(sdev, SHCA_STAT_RX_PACKETS);
+	shca_rq_complete(qp, &cqe, shca_rx_cb(skb)->se);
+	if (cqe.status != IB_WC_SUCCESS && cqe.status != IB_WC_LOC_LEN_ERR)
+		shca_qp_set_error(qp);
+}
+
+/* Complete every posted receive with a flush error.  Context: RQ engine. */
+static void shca_rq_flush(struct shca_qp *qp)
+{
+	struct shca_rwqe w;
+
+	while (!shca_rq_pop(qp, &w)) {
+		struct shca_cqe cqe = {
+			.wr_id = w.hdr.wr_id,
+			.status = IB_WC_WR_FLUSH_ERR,
+		};
+
+		shca_rq_complete(qp, &cqe, false);
+	}
+}
+
+/**
+ * shca_rq_work - the receive engine of one QP
+ * @work: qp->rq_work; the queuer took a QP reference for us
+ *
+ * Context: process (shca_wq), may sleep.
+ */
+void shca_rq_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(work, struct shca_qp, rq_work);
+	u32 budget = SHCA_RX_BUDGET;
+	struct sk_buff *skb;
+
+	while (budget-- && (skb = skb_dequeue(&qp->rx_queue))) {
+		shca_rx_one(qp, skb);
+		consume_skb(skb);
+		shca_qp_put(qp);	/* the skb's reference */
+	}
+	if (!skb_queue_empty(&qp->rx_queue))
+		shca_qp_queue(qp, &qp->rq_work);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR && !READ_ONCE(qp->dying))
+		shca_rq_flush(qp);
+	shca_qp_put(qp);
+}

@@ -1,0 +1,110 @@
+#!/bin/bash
+# UD and GSI traffic between shca0 (netns shca-a, veth-a) and shca1
+# (netns shca-b, veth-b): ibv_ud_pingpong over IPv4 and IPv6 GIDs, a QP
+# talking to its own device, malformed packets, RDMA CM over UD.
+# Runs inside the VM (scripts/vm-run topology).
+set -u
+E2E_SUITE=ud
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+A="ip netns exec shca-a"
+B="ip netns exec shca-b"
+# TCG is slow: be generous, never assert on time.
+T=300
+
+# gid_index DEV PATTERN: the RoCE v2 GID whose value matches PATTERN.
+gid_index() {
+	local dev=$1 pat=$2 f i
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		i=${f##*/}
+		grep -q "$pat" "$f" 2>/dev/null || continue
+		grep -q "RoCE v2" /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# stat DEV NAME: one hardware counter of port 1.
+stat() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -n 1
+}
+
+# pingpong NAME GIDPAT_B GIDPAT_A [client args...]: server on shca1, client on shca0.
+pingpong() {
+	local name=$1 gb ga out
+	gb=$(gid_index shca1 "$2") && ga=$(gid_index shca0 "$3") || {
+		not_ok "$name" "no RoCE v2 GID matching $2/$3"
+		return
+	}
+	$B timeout $T ibv_ud_pingpong -d shca1 -g "$gb" -c -n 100 -s 1024 >"$TMPDIR/ud-srv.log" 2>&1 &
+	local srv=$!
+	wait_tcp_listen "$B" 18515
+	out=$($A timeout $T ibv_ud_pingpong -d shca0 -g "$ga" -c -n 100 -s 1024 "$4" 2>&1)
+	local rc=$?
+	if wait $srv && [ $rc -eq 0 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "client rc=$rc: $(echo "$out" | tail -n 2 | tr '\n' ' ') server: $(tail -n 2 "$TMPDIR/ud-srv.log" | tr '\n' ' ')"
+	fi
+}
+
+modprobe shca
+$A rdma link add shca0 type shca netdev veth-a
+$B rdma link add shca1 type shca netdev veth-b
+for d in shca0 shca1; do
+	wait_for 60 grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state
+done
+wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
+wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
+wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
+
+pingpong "ibv_ud_pingpong IPv4 across namespaces" "ffff:0a4d:0002" "ffff:0a4d:0001" 10.77.0.2
+pingpong "ibv_ud_pingpong IPv6 across namespaces" \
+	"fd77:0000:0000:0000:0000:0000:0000:0002" "fd77:0000:0000:0000:0000:0000:0000:0001" 10.77.0.2
+
+# Both ends on shca1: the packets go to the device's own address.
+gb=$(gid_index shca1 "ffff:0a4d:0002")
+$B timeout $T ibv_ud_pingpong -d shca1 -g "$gb" -c -n 20 -s 512 >"$TMPDIR/ud-self.log" 2>&1 &
+srv=$!
+wait_tcp_listen "$B" 18515
+check "ibv_ud_pingpong to the device's own address" \
+	$B timeout $T ibv_ud_pingpong -d shca1 -g "$gb" -c -n 20 -s 512 127.0.0.1
+wait $srv || not_ok "own-address server" "$(tail -n 2 "$TMPDIR/ud-self.log" | tr '\n' ' ')"
+
+expect_eq "tx_packets counted" "$( [ "$(stat shca0 tx_packets)" -gt 0 ] && echo yes)" yes
+expect_eq "rx_packets counted" "$( [ "$(stat shca1 rx_packets)" -gt 0 ] && echo yes)" yes
+
+# Malformed packets from a plain UDP socket: dropped and counted.
+icrc0=$(stat shca1 rx_bad_icrc)
+mal0=$(stat shca1 rx_malformed)
+$A python3 - <<'PY'
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+# UD SEND_ONLY BTH + DETH + 4 payload bytes + a wrong ICRC
+bth = bytes([0x64, 0, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 0])
+deth = bytes([0x80, 1, 0, 0, 0, 0, 0, 1])
+s.sendto(bth + deth + b"abcd" + b"\0\0\0\0", ("10.77.0.2", 4791))
+# a truncated BTH
+s.sendto(b"\x64\0\xff\xff\0\0\0\1", ("10.77.0.2", 4791))
+PY
+wait_for 90 sh -c "[ \"\$(rdma statistic show link shca1/1 | tr ' ' '\n' | grep -A1 -x rx_bad_icrc | tail -n1)\" -gt $icrc0 ]"
+expect_eq "bad ICRC dropped and counted" "$(stat shca1 rx_bad_icrc)" $((icrc0 + 1))
+wait_for 90 sh -c "[ \"\$(rdma statistic show link shca1/1 | tr ' ' '\n' | grep -A1 -x rx_malformed | tail -n1)\" -gt $mal0 ]"
+expect_eq "truncated BTH dropped and counted" "$(stat shca1 rx_malformed)" $((mal0 + 1))
+
+# RDMA CM over UD (GSI QP1, ib_cm, rdma_cm in the kernel).
+if command -v udaddy >/dev/null; then
+	$B timeout $T udaddy -b 10.77.0.2 -C 4 >"$TMPDIR/udaddy-srv.log" 2>&1 &
+	srv=$!
+	wait_cm_listen
+	check "udaddy (RDMA CM over UD) across namespaces" \
+		$A timeout $T udaddy -s 10.77.0.2 -b 10.77.0.1 -C 4
+	wait $srv || not_ok "udaddy server" "$(tail -n 3 "$TMPDIR/udaddy-srv.log" | tr '\n' ' ')"
+fi
+
+$A rdma link delete shca0
+$B rdma link delete shca1
+check "module unloads" modprobe -r shca
+e2e_finish
