@@ -284,12 +284,23 @@ static uint8_t shca_send_flags(unsigned int flags)
 	       (flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0);
 }
 
+/* Copy a work request's scatter list into a WQE's SGE array. */
+static void shca_wqe_put_sges(struct shca_sge *dst, const struct ibv_sge *src,
+			      int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+	}
+}
+
 /* Write one UD send WQE at our producer index; sq.lock held. */
 static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 {
 	struct shca_send_wqe *wqe;
-	struct shca_sge *sge;
-	int i;
 
 	if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
 		return EINVAL;
@@ -311,12 +322,8 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 	if (wr->send_flags & IBV_SEND_INLINE)
 		return shca_send_inline(qp, wr, wqe);
 	wqe->num_sge = wr->num_sge;
-	sge = (struct shca_sge *)(wqe + 1);
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
-	}
+	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
+			  wr->num_sge);
 	return 0;
 }
 
@@ -366,8 +373,6 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 static int shca_post_one_recv(struct shca_qp *qp, const struct ibv_recv_wr *wr)
 {
 	struct shca_recv_wqe *wqe;
-	struct shca_sge *sge;
-	int i;
 
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge)
 		return EINVAL;
@@ -377,12 +382,8 @@ static int shca_post_one_recv(struct shca_qp *qp, const struct ibv_recv_wr *wr)
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->reserved_96 = 0;
-	sge = (struct shca_sge *)(wqe + 1);
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
-	}
+	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
+			  wr->num_sge);
 	return 0;
 }
 

@@ -523,8 +523,7 @@ static int shca_post_one_recv(struct shca_qp *qp, const struct ib_recv_wr *wr)
 {
 	struct shca_ring *ring = &qp->rq.ring;
 	struct shca_recv_wqe *wqe;
-	struct shca_sge *sge;
-	u32 cons, i;
+	u32 cons;
 
 	lockdep_assert_held(&qp->rq_lock);
 	if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
@@ -540,12 +539,8 @@ static int shca_post_one_recv(struct shca_qp *qp, const struct ib_recv_wr *wr)
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->reserved_96 = 0;
-	sge = (struct shca_sge *)(wqe + 1);
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
-	}
+	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
+			  wr->num_sge);
 	ring->kprod++;
 	return 0;
 }

@@ -191,6 +191,19 @@ struct shca_qp {
 	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
 };
 
+/* Copy a work request's scatter list into a WQE's SGE array. */
+static inline void shca_wqe_put_sges(struct shca_sge *dst,
+				     const struct ib_sge *src, int num_sge)
+{
+	int i;
+
+	for (i = 0; i < num_sge; i++) {
+		dst[i].addr = src[i].addr;
+		dst[i].length = src[i].length;
+		dst[i].lkey = src[i].lkey;
+	}
+}
+
 static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);

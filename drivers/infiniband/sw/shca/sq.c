@@ -377,8 +377,6 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
 	struct shca_ring *ring = &qp->sq.ring;
 	int opcode = shca_wr_opcode(wr->opcode);
 	struct shca_send_wqe *wqe;
-	struct shca_sge *sge;
-	int i;
 
 	lockdep_assert_held(&qp->sq_lock);
 	/* in the error state anything goes: it is flushed (ib_drain_sq) */
@@ -404,12 +402,8 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
 	if (wr->send_flags & IB_SEND_INLINE)
 		return shca_wr_inline(qp, wr, wqe);
 	wqe->num_sge = wr->num_sge;
-	sge = (struct shca_sge *)(wqe + 1);
-	for (i = 0; i < wr->num_sge; i++) {
-		sge[i].addr = wr->sg_list[i].addr;
-		sge[i].length = wr->sg_list[i].length;
-		sge[i].lkey = wr->sg_list[i].lkey;
-	}
+	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
+			  wr->num_sge);
 	return 0;
 }
 
