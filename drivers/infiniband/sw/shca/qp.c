@@ -241,11 +241,36 @@ static void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	INIT_WORK(&qp->sq_work, shca_sq_work);
 	INIT_WORK(&qp->rq_work, shca_rq_work);
 	skb_queue_head_init(&qp->rx_queue);
+	skb_queue_head_init(&qp->comp_queue);
 	qp->sq_sig_type = init->sq_sig_type;
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = shca_active_mtu(sdev);
 	if (init->qp_type == IB_QPT_GSI)
 		qp->attr.qkey = IB_QP1_QKEY;
+}
+
+/* The RC/UC engines' private state.  Context: process, may sleep. */
+static int shca_qp_init_rc(struct shca_qp *qp)
+{
+	int err;
+
+	if (!shca_qp_is_rc_uc(qp->ibqp.qp_type))
+		return 0;
+	err = shca_req_init(qp);
+	if (err)
+		return err;
+	err = shca_resp_init(qp);
+	if (err)
+		shca_req_fini(qp);
+	return err;
+}
+
+static void shca_qp_fini_rc(struct shca_qp *qp)
+{
+	if (!shca_qp_is_rc_uc(qp->ibqp.qp_type))
+		return;
+	shca_resp_fini(qp);
+	shca_req_fini(qp);
 }
 
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -266,12 +291,17 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = shca_qp_alloc_rings(sdev, qp, udata);
 	if (err)
 		goto err_free_qpn;
-	err = shca_qp_reply(sdev, qp, udata);
+	err = shca_qp_init_rc(qp);
 	if (err)
 		goto err_free_rings;
+	err = shca_qp_reply(sdev, qp, udata);
+	if (err)
+		goto err_fini_rc;
 	xa_store_irq(&sdev->qps, ibqp->qp_num, qp, GFP_KERNEL);
 	return 0;
 
+err_fini_rc:
+	shca_qp_fini_rc(qp);
 err_free_rings:
 	shca_qp_free_rings(qp);
 err_free_qpn:
@@ -288,10 +318,14 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	WRITE_ONCE(qp->dying, true);	/* engines drop everything now */
 	xa_erase_irq(&sdev->qps, ibqp->qp_num);
+	if (shca_qp_is_rc_uc(ibqp->qp_type))
+		shca_req_stop(qp);
 	shca_qp_put(qp);
-	/* queued work, skbs and lookups all hold references */
+	/* queued work, timers, skbs and lookups all hold references */
 	wait_for_completion(&qp->freed);
 	skb_queue_purge(&qp->rx_queue);
+	skb_queue_purge(&qp->comp_queue);
+	shca_qp_fini_rc(qp);
 	shca_qp_free_rings(qp);
 	atomic_dec(&sdev->num_qp);
 	mutex_destroy(&qp->state_lock);
@@ -439,6 +473,10 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		shca_qp_store_attr(qp, attr, mask);
 		if (mask & IB_QP_STATE)
 			WRITE_ONCE(qp->state, attr->qp_state);
+		if (shca_qp_is_rc_uc(ibqp->qp_type)) {
+			shca_req_modify(qp, attr, mask);
+			shca_resp_modify(qp, attr, mask);
+		}
 	}
 	mutex_unlock(&qp->state_lock);
 	if (!err) {

@@ -98,13 +98,11 @@ static int shca_rx_parse(struct sk_buff *skb, u32 bth_off, u32 blen,
 
 	if (shca_wire_parse(skb->data + bth_off, blen, &pkt))
 		return SHCA_STAT_RX_MALFORMED;
-	if (pkt.hdr.opcode != (SHCA_TR_UD | SHCA_OPC_SEND_ONLY) &&
-	    pkt.hdr.opcode != (SHCA_TR_UD | SHCA_OPC_SEND_ONLY_WITH_IMMEDIATE))
-		return SHCA_STAT_RX_DROPPED;	/* not implemented yet */
 	memset(cb, 0, sizeof(*cb));
 	cb->bth_off = bth_off;
 	cb->pay_off = bth_off + pkt.hdr_len;
 	cb->pay_len = pkt.pay_len;
+	cb->blen = blen;
 	cb->qkey = pkt.hdr.qkey;
 	cb->src_qpn = pkt.hdr.src_qpn;
 	cb->imm = pkt.hdr.imm;
@@ -114,20 +112,46 @@ static int shca_rx_parse(struct sk_buff *skb, u32 bth_off, u32 blen,
 	return -1;
 }
 
+/* The transport a QP of @type accepts packets of. */
+static int shca_qp_transport(enum ib_qp_type type)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		return SHCA_TR_RC;
+	case IB_QPT_UC:
+		return SHCA_TR_UC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return SHCA_TR_UD;
+	default:
+		return -1;
+	}
+}
+
 /* Hand a checked packet to its QP; return the stat to count or -1. */
 static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
 			   u32 dqpn)
 {
 	struct shca_qp *qp = shca_qp_get(sdev, dqpn);
+	u8 opcode = shca_rx_cb(skb)->opcode;
+	struct sk_buff_head *queue;
 
 	if (!qp)
 		return SHCA_STAT_RX_NO_QP;
-	if (skb_queue_len(&qp->rx_queue) >= SHCA_RX_QUEUE_MAX) {
+	if (shca_opcode_transport(opcode) !=
+	    shca_qp_transport(qp->ibqp.qp_type)) {
+		shca_qp_put(qp);
+		return SHCA_STAT_RX_MALFORMED;
+	}
+	queue = shca_opcode_info(opcode)->flags & SHCA_OPF_RESP ?
+		&qp->comp_queue : &qp->rx_queue;
+	if (skb_queue_len(queue) >= SHCA_RX_QUEUE_MAX) {
 		shca_qp_put(qp);
 		return SHCA_STAT_RX_DROPPED;
 	}
-	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns the ref */
-	shca_qp_queue(qp, &qp->rq_work);
+	skb_queue_tail(queue, skb);	/* the skb owns the ref */
+	shca_qp_queue(qp, queue == &qp->rx_queue ? &qp->rq_work :
+			  &qp->sq_work);
 	return -1;
 }
 
@@ -333,7 +357,10 @@ void shca_rq_work(struct work_struct *work)
 	struct sk_buff *skb;
 
 	while (budget-- && (skb = skb_dequeue(&qp->rx_queue))) {
-		shca_rx_one(qp, skb);
+		if (shca_qp_is_rc_uc(qp->ibqp.qp_type))
+			shca_resp_rx(qp, skb);
+		else
+			shca_rx_one(qp, skb);
 		consume_skb(skb);
 		shca_qp_put(qp);	/* the skb's reference */
 	}

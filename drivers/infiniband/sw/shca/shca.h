@@ -36,6 +36,9 @@
 
 #include "compat.h"
 #include "ring.h"
+#include "rc.h"
+#include "rc_req.h"
+#include "rc_resp.h"
 
 #define SHCA_DRV_NAME		"shca"
 
@@ -189,6 +192,9 @@ struct shca_qp {
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
 	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
+	struct sk_buff_head comp_queue;	/* RC/UC responses for sq_work, ditto */
+	struct shca_req req;		/* RC/UC requester, sq_work only */
+	struct shca_resp resp;		/* RC/UC responder, rq_work only */
 };
 
 /* Copy a work request's scatter list into a WQE's SGE array. */
@@ -268,6 +274,7 @@ struct shca_rx_cb {
 	u32 bth_off;		/* from skb->data */
 	u32 pay_off;		/* from skb->data */
 	u32 pay_len;
+	u32 blen;		/* BTH to the end of the ICRC */
 	u32 qkey;
 	u32 src_qpn;
 	__be32 imm;

@@ -107,6 +107,26 @@ static int shca_ud_path(struct shca_qp *qp, const struct shca_ud_dest *dest,
 	return 0;
 }
 
+/**
+ * shca_qp_path - route a packet of a connected (RC/UC) QP
+ * @qp: QP past RTR; its address vector is in qp->attr.ah_attr
+ * @path: filled in; path->dst is held and consumed by shca_skb_xmit()
+ *
+ * Context: process (an engine work item).
+ */
+int shca_qp_path(struct shca_qp *qp, struct shca_path *path)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(&qp->attr.ah_attr);
+	struct shca_ud_dest dest = {
+		.dgid = grh->dgid,
+		.sgid_index = grh->sgid_index,
+		.tclass = grh->traffic_class,
+		.flow_label = grh->flow_label,
+	};
+
+	return shca_ud_path(qp, &dest, qp->attr.dest_qp_num, path);
+}
+
 static u32 shca_ud_qkey(struct shca_qp *qp, u32 wqe_qkey)
 {
 	/* IBTA: a Q_Key with the high bit set means "use the QP's own" */
@@ -313,6 +333,11 @@ void shca_sq_work(struct work_struct *work)
 	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
 	u32 budget = SHCA_SQ_BUDGET;
 
+	if (shca_qp_is_rc_uc(qp->ibqp.qp_type)) {
+		shca_req_work(qp);
+		shca_qp_put(qp);
+		return;
+	}
 	WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
 	smp_mb();	/* flag visible before we read prod */
 	for (;;) {

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * shca: RC/UC engine interfaces.
+ *
+ * Split of work:
+ *  - rc_req.c  requester and completer (struct shca_req in rc_req.h).
+ *    Runs only inside qp->sq_work: new WQEs from the SQ ring, response
+ *    packets from qp->comp_queue (ACK, NAK, READ responses, atomic ACKs)
+ *    and timer expiries (timers only set a flag and queue sq_work) are all
+ *    handled there, so the requester state needs no lock.
+ *  - rc_resp.c responder (struct shca_resp in rc_resp.h).  Runs only
+ *    inside qp->rq_work on request packets from qp->rx_queue; it owns the
+ *    RQ consumer index and sends ACKs, NAKs, READ responses and atomic
+ *    ACKs itself.
+ *
+ * Packet steering (rq.c, softirq): a packet whose opcode is not of the
+ * QP's transport is dropped; SHCA_OPF_RESP opcodes go to comp_queue and
+ * kick sq_work, everything else to rx_queue and kicks rq_work.  Every
+ * queued skb holds a QP reference, dropped by whoever consumes it.
+ *
+ * The QP hooks below are called from qp.c:
+ *  - *_init at create (process, may sleep; RC/UC only), may fail;
+ *  - *_modify after the attributes and the new state are stored, with
+ *    qp->state_lock held (process, may sleep);
+ *  - shca_req_stop at destroy after qp->dying is set and before the QP
+ *    waits for its last reference: stops the timers (and drops their
+ *    references);
+ *  - *_fini at destroy after the last reference is gone: frees memory.
+ */
+#ifndef SHCA_RC_H
+#define SHCA_RC_H
+
+struct shca_qp;
+struct shca_path;
+struct sk_buff;
+struct ib_qp_attr;
+
+static inline bool shca_qp_is_rc_uc(enum ib_qp_type type)
+{
+	return type == IB_QPT_RC || type == IB_QPT_UC;
+}
+
+/* rc_req.c */
+int shca_req_init(struct shca_qp *qp);
+void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
+		     int mask);
+void shca_req_stop(struct shca_qp *qp);
+void shca_req_fini(struct shca_qp *qp);
+void shca_req_work(struct shca_qp *qp);
+
+/* rc_resp.c */
+int shca_resp_init(struct shca_qp *qp);
+void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
+		      int mask);
+void shca_resp_fini(struct shca_qp *qp);
+void shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb);
+
+/* sq.c: the route of a connected QP's packets (from qp->attr.ah_attr). */
+int shca_qp_path(struct shca_qp *qp, struct shca_path *path);
+
+#endif /* SHCA_RC_H */
