@@ -281,7 +281,8 @@ static int shca_send_inline(struct shca_qp *qp, const struct ibv_send_wr *wr,
 static uint8_t shca_send_flags(unsigned int flags)
 {
 	return (flags & IBV_SEND_SIGNALED ? SHCA_WQE_F_SIGNALED : 0) |
-	       (flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0);
+	       (flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0) |
+	       (flags & IBV_SEND_FENCE ? SHCA_WQE_F_FENCE : 0);
 }
 
 /* Copy a work request's scatter list into a WQE's SGE array. */
@@ -297,29 +298,84 @@ static void shca_wqe_put_sges(struct shca_sge *dst, const struct ibv_sge *src,
 	}
 }
 
-/* Write one UD send WQE at our producer index; sq.lock held. */
+static int shca_wqe_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+		return op;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return type == IBV_QPT_UD ? -1 : (int)op;
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_SEND_WITH_INV:
+		return type == IBV_QPT_RC ? (int)op : -1;
+	default:
+		return -1;
+	}
+}
+
+/* The transport part of a send WQE: AH for UD, remote memory for RC/UC. */
+static int shca_wqe_remote(struct shca_qp *qp, const struct ibv_send_wr *wr,
+			   struct shca_send_wqe *wqe)
+{
+	switch (wqe->opcode) {
+	case SHCA_OP_RDMA_WRITE:
+	case SHCA_OP_RDMA_WRITE_WITH_IMM:
+	case SHCA_OP_RDMA_READ:
+		wqe->rdma.remote_addr = wr->wr.rdma.remote_addr;
+		wqe->rdma.rkey = wr->wr.rdma.rkey;
+		return 0;
+	case SHCA_OP_ATOMIC_CMP_AND_SWP:
+	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
+		wqe->atomic.remote_addr = wr->wr.atomic.remote_addr;
+		wqe->atomic.compare_add = wr->wr.atomic.compare_add;
+		wqe->atomic.swap = wr->wr.atomic.swap;
+		wqe->atomic.rkey = wr->wr.atomic.rkey;
+		return 0;
+	default:
+		break;
+	}
+	if (qp->vqp.qp.qp_type != IBV_QPT_UD)
+		return 0;
+	if (!wr->wr.ud.ah)
+		return EINVAL;
+	wqe->ud.ah_handle = to_shca_ah(wr->wr.ud.ah)->ah_handle;
+	wqe->ud.remote_qpn = wr->wr.ud.remote_qpn;
+	wqe->ud.remote_qkey = wr->wr.ud.remote_qkey;
+	return 0;
+}
+
+/* Write one send WQE at our producer index; sq.lock held. */
 static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 {
+	int opcode = shca_wqe_opcode(qp->vqp.qp.qp_type, wr->opcode);
 	struct shca_send_wqe *wqe;
+	int ret;
 
-	if (wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
-		return EINVAL;
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
-	    !wr->wr.ud.ah)
+	if (opcode < 0 || wr->num_sge < 0 ||
+	    (uint32_t)wr->num_sge > qp->sq.max_sge)
 		return EINVAL;
 	if (!shca_wq_has_room(&qp->sq))
 		return ENOMEM;
 	wqe = shca_wq_slot(&qp->sq, qp->sq.prod);
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = wr->wr_id;
-	wqe->opcode = wr->opcode == IBV_WR_SEND ? SHCA_OP_SEND :
-						  SHCA_OP_SEND_WITH_IMM;
+	wqe->opcode = opcode;
 	wqe->flags = shca_send_flags(wr->send_flags);
-	wqe->ex = wr->imm_data;
-	wqe->ud.ah_handle = to_shca_ah(wr->wr.ud.ah)->ah_handle;
-	wqe->ud.remote_qpn = wr->wr.ud.remote_qpn;
-	wqe->ud.remote_qkey = wr->wr.ud.remote_qkey;
-	if (wr->send_flags & IBV_SEND_INLINE)
+	if (opcode == SHCA_OP_SEND_WITH_INV)
+		wqe->ex = wr->invalidate_rkey;
+	else
+		wqe->ex = wr->imm_data;
+	ret = shca_wqe_remote(qp, wr, wqe);
+	if (ret)
+		return ret;
+	if ((wr->send_flags & IBV_SEND_INLINE) &&
+	    opcode != SHCA_OP_RDMA_READ &&
+	    opcode != SHCA_OP_ATOMIC_CMP_AND_SWP &&
+	    opcode != SHCA_OP_ATOMIC_FETCH_AND_ADD)
 		return shca_send_inline(qp, wr, wqe);
 	wqe->num_sge = wr->num_sge;
 	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
@@ -347,7 +403,7 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
-	if (ibqp->qp_type != IBV_QPT_UD || !qp->sq.ring.map) {
+	if (!qp->sq.ring.map) {
 		*bad_wr = wr;
 		return EOPNOTSUPP;
 	}
@@ -395,7 +451,7 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	uint32_t start;
 	int ret = 0;
 
-	if (ibqp->qp_type != IBV_QPT_UD || !qp->rq.ring.map) {
+	if (!qp->rq.ring.map) {
 		*bad_wr = wr;
 		return EOPNOTSUPP;
 	}
