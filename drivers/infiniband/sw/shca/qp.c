@@ -522,8 +522,7 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * (ib_uverbs_post_send() with wr_count 0).  It runs the engine once before
  * returning, so WQEs posted before the doorbell have been executed (their
  * completions produced) when ibv_post_send() returns, as with rxe.
- * Kernel UD/GSI QPs post through the same ring; RC/UC are not implemented
- * yet.
+ * Kernel QPs post through the same ring.
  * Context: kernel QPs: any, does not sleep.  User QPs: the uverbs system
  * call, process context, may sleep.
  */
@@ -545,11 +544,8 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	if (!wr)
 		return 0;
-	if (ibqp->qp_type != IB_QPT_UD && ibqp->qp_type != IB_QPT_GSI) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
-	if (state != IB_QPS_RTS && state != IB_QPS_ERR) {
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD &&
+	    state != IB_QPS_ERR) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}

@@ -1,37 +1,1044 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: RC/UC requester and completer.  See rc.h for the contract.
+ * shca: RC/UC requester.  See rc.h for the contract and rc_req.h for the
+ * state.  This file fetches WQEs from the SQ ring into private shadows,
+ * segments them into packets, runs the retransmit and RNR timers and
+ * retires WQEs in order; rc_req_comp.c handles the responses.
+ *
+ * Everything runs in qp->sq_work, which never runs concurrently with
+ * itself.  The timers only set a bit in req.events and queue sq_work; an
+ * armed timer holds a QP reference.
+ *
+ * Flow control: at most SHCA_REQ_MAX_UNACKED PSNs unacknowledged, at most
+ * max(1, max_rd_atomic) READ/atomic requests outstanding (0 is treated
+ * as 1, so a QP that never set it can still read), and a FENCE WQE waits
+ * until every earlier READ/atomic has completed.
+ *
+ * Retransmission is go-back-N: the shadows keep first_psn, so resending
+ * from any PSN regenerates exactly the packets sent before.
  */
-#include "shca.h"
+#include <linux/jiffies.h>
 
-int shca_req_init(struct shca_qp *qp)
+#include "rc_req_priv.h"
+#include "psn.h"
+#include "roce.h"
+#include "wire.h"
+
+/* ---- pure decisions (KUnit) ---- */
+
+/**
+ * shca_rc_rto_ns - local ACK timeout for the QP attribute "timeout"
+ * @timeout: 5-bit attribute; 0 means no timer
+ *
+ * Return: 4.096 us * 2^@timeout in ns, 0 for no timeout.
+ */
+u64 shca_rc_rto_ns(u8 timeout)
 {
+	if (!timeout)
+		return 0;
+	return 4096ULL << min_t(u8, timeout, 31);
+}
+
+/* IBTA RNR NAK timer field encoding, in units of 10 us. */
+static const u32 shca_rnr_10us[32] = {
+	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+	12288, 16384, 24576, 32768, 49152,
+};
+
+/**
+ * shca_rc_rnr_ns - the RNR wait of an RNR NAK's timer field
+ * @code: 5-bit timer code (0 = 655.36 ms, 1 = 0.01 ms ... 31 = 491.52 ms)
+ *
+ * Return: nanoseconds.
+ */
+u64 shca_rc_rnr_ns(u8 code)
+{
+	return (u64)shca_rnr_10us[code & 31] * 10 * NSEC_PER_USEC;
+}
+
+/**
+ * shca_rc_retry_take - consume one retry if any is left
+ * @left: retries left; decremented on success unless @infinite
+ * @infinite: rnr_retry == 7
+ *
+ * Return: true to retry, false when the retries are exhausted.
+ */
+bool shca_rc_retry_take(u8 *left, bool infinite)
+{
+	if (infinite)
+		return true;
+	if (!*left)
+		return false;
+	(*left)--;
+	return true;
+}
+
+/**
+ * shca_rc_ack_classify - what an ACK of every PSN up to @psn means
+ * @psn: PSN in the AETH-carrying response
+ * @una: oldest unacknowledged PSN
+ * @next_psn: one past the newest PSN sent
+ *
+ * Return: NEW if @psn is in [@una, @next_psn), DUP if it is older than
+ * @una, INVALID if it was never sent.
+ */
+enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una, u32 next_psn)
+{
+	if (shca_psn_in_window(psn, una, shca_psn_mask(next_psn - una)))
+		return SHCA_RC_ACK_NEW;
+	if (shca_psn_before(psn, una))
+		return SHCA_RC_ACK_DUP;
+	return SHCA_RC_ACK_INVALID;
+}
+
+/**
+ * shca_rc_aeth_kind - decode an AETH syndrome
+ * @syndrome: the 8-bit syndrome
+ *
+ * Return: ACK (0b000xxxxx), RNR NAK (0b001xxxxx), one of the four NAK
+ * codes (0b011000xx), or BAD for reserved encodings.
+ */
+enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome)
+{
+	switch (syndrome >> 5) {
+	case 0:
+		return SHCA_RC_AETH_ACK;
+	case 1:
+		return SHCA_RC_AETH_RNR;
+	case 3:
+		break;
+	default:
+		return SHCA_RC_AETH_BAD;
+	}
+	switch (syndrome & 0x1f) {
+	case 0:
+		return SHCA_RC_AETH_NAK_SEQ;
+	case 1:
+		return SHCA_RC_AETH_NAK_INV;
+	case 2:
+		return SHCA_RC_AETH_NAK_ACCESS;
+	case 3:
+		return SHCA_RC_AETH_NAK_OP;
+	default:
+		return SHCA_RC_AETH_BAD;
+	}
+}
+
+/**
+ * shca_rc_npkts - PSNs a message of @len bytes consumes
+ * @len: payload bytes
+ * @mtu: path MTU in bytes
+ * @read: RDMA READ (one PSN per response packet)
+ *
+ * Return: max(1, ceil(@len / @mtu)); the same for READ and other messages.
+ */
+u32 shca_rc_npkts(u32 len, u32 mtu, bool read)
+{
+	return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+
+/* ---- timers ---- */
+
+/* Context: timer (softirq).  Drops the reference the armed timer held. */
+static void shca_req_timer_fire(struct shca_qp *qp, int event)
+{
+	set_bit(event, &qp->req.events);
+	shca_qp_queue(qp, &qp->sq_work);
+	shca_qp_put(qp);
+}
+
+static void shca_req_rto_fn(struct timer_list *t)
+{
+	struct shca_qp *qp = from_timer(qp, t, req.rto_timer);
+
+	shca_req_timer_fire(qp, SHCA_REQ_EV_RTO);
+}
+
+static void shca_req_rnr_fn(struct timer_list *t)
+{
+	struct shca_qp *qp = from_timer(qp, t, req.rnr_timer);
+
+	shca_req_timer_fire(qp, SHCA_REQ_EV_RNR);
+}
+
+/* (Re)arm @t for @ns with a QP reference.  Context: sq_work. */
+static void shca_req_arm(struct shca_qp *qp, struct timer_list *t, u64 ns)
+{
+	u64 j = min_t(u64, nsecs_to_jiffies64(ns), MAX_JIFFY_OFFSET);
+
+	if (READ_ONCE(qp->dying))
+		return;
+	kref_get(&qp->ref);
+	if (mod_timer(t, jiffies + max_t(u64, j, 1)))
+		shca_qp_put(qp);	/* it was pending with its own ref */
+}
+
+/* Context: sq_work. */
+static void shca_req_disarm(struct shca_qp *qp, struct timer_list *t)
+{
+	if (del_timer(t))
+		shca_qp_put(qp);
+}
+
+/* Start the retransmit timer over.  Context: sq_work. */
+static void shca_req_arm_rto(struct shca_qp *qp)
+{
+	u64 ns = shca_rc_rto_ns(READ_ONCE(qp->attr.timeout));
+
+	qp->req.rto_start = jiffies;
+	if (ns)
+		shca_req_arm(qp, &qp->req.rto_timer, ns);
+}
+
+/* ---- WQE life cycle ---- */
+
+static u8 shca_req_wc_opcode(u8 op)
+{
+	switch (op) {
+	case SHCA_OP_RDMA_WRITE:
+	case SHCA_OP_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case SHCA_OP_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case SHCA_OP_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/* Post the send completion of a WQE if one is due.  Context: sq_work. */
+static void shca_req_complete(struct shca_qp *qp,
+			      const struct shca_send_wqe *hdr, u32 len,
+			      enum ib_wc_status status)
+{
+	struct shca_cqe cqe = {};
+
+	if (status == IB_WC_SUCCESS && qp->sq_sig_type != IB_SIGNAL_ALL_WR &&
+	    !(hdr->flags & SHCA_WQE_F_SIGNALED))
+		return;
+	cqe.wr_id = hdr->wr_id;
+	cqe.status = status;
+	cqe.opcode = shca_req_wc_opcode(hdr->opcode);
+	cqe.byte_len = status == IB_WC_SUCCESS ? len : 0;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.port_num = 1;
+	shca_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/* Hand the ring slot at kcons back to the producer. */
+static void shca_req_pop(struct shca_qp *qp)
+{
+	struct shca_ring *ring = &qp->sq.ring;
+
+	ring->kcons++;
+	/* the WQE copy is done before its slot is handed back */
+	smp_store_release(&ring->ctl->cons, ring->kcons);
+	if (shca_ring_count(qp->req.cur, ring->kcons) > ring->entries)
+		qp->req.cur = ring->kcons;
+}
+
+/**
+ * shca_req_retire - complete the oldest WQE and release its slot
+ * @qp: RC/UC QP
+ * @status: completion status
+ *
+ * Context: sq_work.
+ */
+void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status)
+{
+	struct shca_req_wqe *w = shca_req_wqe_at(qp, qp->sq.ring.kcons);
+
+	shca_req_complete(qp, &w->hdr, w->len, status);
+	shca_req_pop(qp);
+}
+
+/**
+ * shca_req_fail - a WQE failed: record its status, QP to the error state
+ * @qp: RC/UC QP
+ * @w: failing WQE; completed with @status when the SQ is flushed
+ * @status: its completion status
+ *
+ * Context: sq_work (may sleep).
+ */
+void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
+		   enum ib_wc_status status)
+{
+	w->status = status;
+	ibdev_dbg(qp->ibqp.device, "qp %u: wr %llu failed, status %d\n",
+		  qp->ibqp.qp_num, w->hdr.wr_id, status);
+	shca_qp_set_error(qp);
+}
+
+/**
+ * shca_req_advance - forward progress: PSNs before @una are acknowledged
+ * @qp: RC QP
+ * @una: the new oldest unacknowledged PSN
+ *
+ * Resets the retry counters and restarts (or stops) the retransmit timer.
+ * Context: sq_work.
+ */
+void shca_req_advance(struct shca_qp *qp, u32 una)
+{
+	struct shca_req *req = &qp->req;
+
+	if (!shca_psn_after(una, req->una))
+		return;
+	req->una = una;
+	req->retry_left = READ_ONCE(qp->attr.retry_cnt);
+	req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
+	req->gb_armed = false;
+	if (req->una == req->next_psn)
+		shca_req_disarm(qp, &req->rto_timer);
+	else
+		shca_req_arm_rto(qp);
+}
+
+/* Forget the send progress of the WQEs after @idx.  Context: sq_work. */
+static void shca_req_unstart_after(struct shca_qp *qp, u32 idx)
+{
+	u32 i;
+
+	for (i = idx + 1; i != qp->req.fetch; i++)
+		shca_req_wqe_at(qp, i)->started = false;
+}
+
+/**
+ * shca_req_go_back - retransmit everything from @psn on (go back N)
+ * @qp: RC QP
+ * @psn: first PSN to send again; must belong to a started WQE
+ * @guarded: skip it if the last go-back went to the same PSN and no
+ *	     progress has been made since (one request per lost packet)
+ *
+ * Context: sq_work.
+ */
+void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
+{
+	struct shca_req *req = &qp->req;
+	u32 idx;
+
+	if (guarded && req->gb_armed && req->gb_psn == psn)
+		return;
+	for (idx = qp->sq.ring.kcons; idx != req->fetch; idx++) {
+		struct shca_req_wqe *w = shca_req_wqe_at(qp, idx);
+
+		if (!w->started)
+			break;
+		if (!shca_psn_in_window(psn, w->first_psn, w->npkts))
+			continue;
+		shca_req_unstart_after(qp, idx);
+		w->sent = shca_psn_mask(psn - w->first_psn);
+		req->cur = idx;
+		req->psn = psn;
+		req->gb_armed = true;
+		req->gb_psn = psn;
+		shca_stat_inc(to_sdev(qp->ibqp.device),
+			      SHCA_STAT_RC_RETRANSMITS);
+		return;
+	}
+}
+
+/**
+ * shca_req_rnr_wait - RNR NAK for @psn: pause, or fail when out of retries
+ * @qp: RC QP; PSNs before @psn are acknowledged already
+ * @psn: first PSN to resend when the RNR timer expires
+ * @code: 5-bit RNR timer code from the NAK
+ *
+ * Context: sq_work.
+ */
+void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code)
+{
+	struct shca_req *req = &qp->req;
+	bool inf = READ_ONCE(qp->attr.rnr_retry) == SHCA_REQ_RNR_INFINITE;
+
+	if (!shca_rc_retry_take(&req->rnr_left, inf)) {
+		shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons),
+			      IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	req->rnr_wait = true;
+	req->rnr_psn = psn;
+	shca_req_disarm(qp, &req->rto_timer);
+	shca_req_arm(qp, &req->rnr_timer, shca_rc_rnr_ns(code));
+}
+
+/**
+ * shca_req_cursor_at - an SGE cursor @off bytes into a WQE's payload
+ * @qp: QP
+ * @w: WQE (not inline)
+ * @off: byte offset
+ * @cur: cursor to set up
+ *
+ * Context: sq_work.
+ * Return: 0, or -ENOSPC if the SGEs are shorter than @off.
+ */
+int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
+		       u64 off, struct shca_sge_cursor *cur)
+{
+	*cur = (struct shca_sge_cursor) {
+		.sdev = to_sdev(qp->ibqp.device),
+		.pd = qp->ibqp.pd,
+		.sge = w->sge,
+		.num_sge = w->hdr.num_sge,
+	};
+	while (cur->idx < cur->num_sge && off >= w->sge[cur->idx].length) {
+		off -= w->sge[cur->idx].length;
+		cur->idx++;
+	}
+	if (cur->idx >= cur->num_sge && off)
+		return -ENOSPC;
+	cur->off = off;
 	return 0;
 }
 
-void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
-		     int mask)
+/* ---- fetching and validating WQEs ---- */
+
+static bool shca_req_op_ok(enum ib_qp_type type, u8 op)
 {
-	lockdep_assert_held(&qp->state_lock);
-	if (mask & IB_QP_SQ_PSN)
-		qp->req.psn = attr->sq_psn & 0xffffff;
+	switch (op) {
+	case SHCA_OP_SEND:
+	case SHCA_OP_SEND_WITH_IMM:
+	case SHCA_OP_RDMA_WRITE:
+	case SHCA_OP_RDMA_WRITE_WITH_IMM:
+		return true;
+	case SHCA_OP_SEND_WITH_INV:
+	case SHCA_OP_RDMA_READ:
+	case SHCA_OP_ATOMIC_CMP_AND_SWP:
+	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC;
+	default:
+		return false;
+	}
 }
 
-void shca_req_stop(struct shca_qp *qp)
+/* Atomics: one 8-byte SGE, 8-byte aligned remote address. */
+static enum ib_wc_status shca_req_check_atomic(const struct shca_req_wqe *w)
 {
+	if (w->hdr.flags & SHCA_WQE_F_INLINE)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->hdr.num_sge != 1 || w->sge[0].length != 8)
+		return IB_WC_LOC_LEN_ERR;
+	if (w->hdr.atomic.remote_addr & 7)
+		return IB_WC_LOC_QP_OP_ERR;
+	return IB_WC_SUCCESS;
 }
 
-void shca_req_fini(struct shca_qp *qp)
+/* Copy the payload description of a WQE; returns its total length. */
+static enum ib_wc_status shca_req_copy_data(struct shca_qp *qp,
+					    struct shca_req_wqe *w,
+					    const void *slot, u64 *total)
 {
+	if (w->hdr.flags & SHCA_WQE_F_INLINE) {
+		if (w->hdr.inline_len > qp->cap.max_inline_data)
+			return IB_WC_LOC_LEN_ERR;
+		memcpy(w->inl, slot + sizeof(w->hdr), w->hdr.inline_len);
+		*total = w->hdr.inline_len;
+		return IB_WC_SUCCESS;
+	}
+	if (w->hdr.num_sge > qp->sq.max_sge)
+		return IB_WC_LOC_LEN_ERR;
+	memcpy(w->sge, slot + sizeof(w->hdr),
+	       w->hdr.num_sge * sizeof(w->sge[0]));
+	if (shca_sge_total(w->sge, w->hdr.num_sge, total))
+		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
 }
 
-/* Context: qp->sq_work. */
-void shca_req_work(struct shca_qp *qp)
+/* Copy and validate the WQE in @slot once.  Context: sq_work. */
+static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
+				       struct shca_req_wqe *w,
+				       const void *slot)
 {
+	enum ib_wc_status st;
+	u64 total = 0;
+
+	memcpy(&w->hdr, slot, sizeof(w->hdr));
+	w->started = false;
+	w->len = 0;
+	if (!shca_req_op_ok(qp->ibqp.qp_type, w->hdr.opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	st = shca_req_copy_data(qp, w, slot, &total);
+	if (st != IB_WC_SUCCESS)
+		return st;
+	if (total > (1ULL << 31))
+		return IB_WC_LOC_LEN_ERR;
+	w->len = total;
+	if (w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ||
+	    w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD)
+		return shca_req_check_atomic(w);
+	if (w->hdr.opcode == SHCA_OP_RDMA_READ &&
+	    (w->hdr.flags & SHCA_WQE_F_INLINE))
+		return IB_WC_LOC_QP_OP_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Copy the next posted WQE into its shadow (RTS only: SQD and the
+ * other states take no new WQEs).
+ * Return: the shadow, or NULL if there is none.
+ * Context: sq_work.
+ */
+static struct shca_req_wqe *shca_req_fetch(struct shca_qp *qp)
+{
+	struct shca_ring *ring = &qp->sq.ring;
+	struct shca_req *req = &qp->req;
+	struct shca_req_wqe *w;
+	u32 prod;
+
+	if (READ_ONCE(qp->state) != IB_QPS_RTS)
+		return NULL;
+	/* pairs with the producer's release of prod after writing WQEs */
+	prod = smp_load_acquire(&ring->ctl->prod);
+	if (prod == req->fetch)
+		return NULL;
+	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries) ||
+	    shca_ring_count(prod, ring->kcons) <
+	    shca_ring_count(req->fetch, ring->kcons)) {
+		ibdev_err_ratelimited(qp->ibqp.device, "qp %u: broken SQ\n",
+				      qp->ibqp.qp_num);
+		shca_qp_set_error(qp);
+		return NULL;
+	}
+	w = shca_req_wqe_at(qp, req->fetch);
+	w->status = shca_req_copy(qp, w, shca_ring_entry(ring, req->fetch));
+	req->fetch++;
+	return w;
+}
+
+/* ---- sending ---- */
+
+static u8 shca_req_seq(u32 k, u32 n, u8 first, u8 middle, u8 last, u8 only)
+{
+	if (n == 1)
+		return only;
+	if (!k)
+		return first;
+	return k == n - 1 ? last : middle;
+}
+
+/* BTH opcode of packet @k of @w. */
+static u8 shca_req_pkt_opcode(const struct shca_req_wqe *w, u32 k)
+{
+	u32 n = w->npkts;
+
+	switch (w->hdr.opcode) {
+	case SHCA_OP_SEND:
+		return shca_req_seq(k, n, SHCA_OPC_SEND_FIRST,
+				    SHCA_OPC_SEND_MIDDLE, SHCA_OPC_SEND_LAST,
+				    SHCA_OPC_SEND_ONLY);
+	case SHCA_OP_SEND_WITH_IMM:
+		return shca_req_seq(k, n, SHCA_OPC_SEND_FIRST,
+				    SHCA_OPC_SEND_MIDDLE,
+				    SHCA_OPC_SEND_LAST_WITH_IMMEDIATE,
+				    SHCA_OPC_SEND_ONLY_WITH_IMMEDIATE);
+	case SHCA_OP_SEND_WITH_INV:
+		return shca_req_seq(k, n, SHCA_OPC_SEND_FIRST,
+				    SHCA_OPC_SEND_MIDDLE,
+				    SHCA_OPC_SEND_LAST_WITH_INVALIDATE,
+				    SHCA_OPC_SEND_ONLY_WITH_INVALIDATE);
+	case SHCA_OP_RDMA_WRITE:
+		return shca_req_seq(k, n, SHCA_OPC_RDMA_WRITE_FIRST,
+				    SHCA_OPC_RDMA_WRITE_MIDDLE,
+				    SHCA_OPC_RDMA_WRITE_LAST,
+				    SHCA_OPC_RDMA_WRITE_ONLY);
+	case SHCA_OP_RDMA_WRITE_WITH_IMM:
+		return shca_req_seq(k, n, SHCA_OPC_RDMA_WRITE_FIRST,
+				    SHCA_OPC_RDMA_WRITE_MIDDLE,
+				    SHCA_OPC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+				    SHCA_OPC_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
+	case SHCA_OP_RDMA_READ:
+		return SHCA_OPC_RDMA_READ_REQUEST;
+	case SHCA_OP_ATOMIC_CMP_AND_SWP:
+		return SHCA_OPC_COMPARE_SWAP;
+	default:
+		return SHCA_OPC_FETCH_ADD;
+	}
+}
+
+/* Header fields of packet @k of @w (PSN and AckReq set by the caller). */
+static void shca_req_fill_hdr(struct shca_qp *qp, const struct shca_req_wqe *w,
+			      u32 k, struct shca_wire_hdr *h)
+{
+	u8 tr = qp->ibqp.qp_type == IB_QPT_RC ? SHCA_TR_RC : SHCA_TR_UC;
+	u64 off = (u64)k * w->mtu;
+
+	h->opcode = tr | shca_req_pkt_opcode(w, k);
+	h->pkey = SHCA_PKEY_DEFAULT;
+	h->dqpn = qp->attr.dest_qp_num & SHCA_WIRE_24BIT;
+	h->se = (w->hdr.flags & SHCA_WQE_F_SOLICITED) && k == w->npkts - 1 &&
+		w->hdr.opcode != SHCA_OP_RDMA_WRITE;
+	h->imm = (__force __be32)w->hdr.ex;
+	h->inv_rkey = w->hdr.ex;
+	if (w->hdr.opcode == SHCA_OP_RDMA_READ) {
+		h->va = w->hdr.rdma.remote_addr + off;
+		h->dma_len = w->len - off;
+	} else {
+		h->va = w->hdr.rdma.remote_addr;
+		h->dma_len = w->len;
+	}
+	h->rkey = w->hdr.rdma.rkey;
+	if (w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ||
+	    w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD) {
+		h->va = w->hdr.atomic.remote_addr;
+		h->rkey = w->hdr.atomic.rkey;
+		h->compare = w->hdr.atomic.compare_add;
+		h->swap_add = w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ?
+			      w->hdr.atomic.swap : w->hdr.atomic.compare_add;
+	}
+}
+
+/* Payload of packet @k: its byte count (0 for READ/atomic requests). */
+static u32 shca_req_pay_len(const struct shca_req_wqe *w, u32 k)
+{
+	u64 off = (u64)k * w->mtu;
+
+	if (shca_req_is_rd_atomic(w) || off >= w->len)
+		return 0;
+	return min_t(u64, w->mtu, w->len - off);
+}
+
+/* Copy @len payload bytes of packet @k into @buf. */
+static int shca_req_gather(struct shca_qp *qp, const struct shca_req_wqe *w,
+			   u32 k, u8 *buf, u32 len)
+{
+	u64 off = (u64)k * w->mtu;
+	struct shca_sge_cursor cur;
+	int err;
+
+	if (!len)
+		return 0;
+	if (w->hdr.flags & SHCA_WQE_F_INLINE) {
+		memcpy(buf, w->inl + off, len);
+		return 0;
+	}
+	err = shca_req_cursor_at(qp, w, off, &cur);
+	return err ?: shca_cursor_copy(&cur, buf, len, false);
+}
+
+/*
+ * Build and transmit packet @k of @w with PSN req.psn.  A packet that
+ * cannot be routed or allocated is lost like on a wire.
+ * Return: 0, or a negative errno for a local protection error.
+ * Context: sq_work.
+ */
+static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
+			 u32 k, bool ackreq)
+{
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 len = shca_req_pay_len(w, k), pad = -len & 3, hlen;
+	struct shca_wire_hdr h = {};
+	struct shca_path path = {};
+	struct sk_buff *skb;
+	int ret;
+
+	shca_req_fill_hdr(qp, w, k, &h);
+	h.psn = qp->req.psn;
+	h.ackreq = ackreq;
+	h.pad = pad;
+	hlen = shca_opcode_info(h.opcode)->hdr_len;
+	if (shca_qp_path(qp, &path))
+		goto lost;
+	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
+	if (!skb) {
+		dst_release(path.dst);
+		goto lost;
+	}
+	ret = shca_wire_pack(skb->data, hlen, &h);
+	if (ret >= 0)
+		ret = shca_req_gather(qp, w, k, skb->data + hlen, len);
+	if (ret < 0) {
+		kfree_skb(skb);
+		dst_release(path.dst);
+		return ret;
+	}
+	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
+	if (shca_skb_xmit(sdev, &path, skb))
+		goto lost;
+	shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
+	return 0;
+lost:
+	shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+	return 0;
+}
+
+/* READ/atomic requests in flight before the current WQE. */
+static u32 shca_req_rd_outstanding(struct shca_qp *qp)
+{
+	u32 idx, n = 0;
+
+	for (idx = qp->sq.ring.kcons; idx != qp->req.cur; idx++)
+		n += shca_req_is_rd_atomic(shca_req_wqe_at(qp, idx));
+	return n;
+}
+
+/* May @w start now (FENCE, max_rd_atomic)?  Context: sq_work. */
+static bool shca_req_may_start(struct shca_qp *qp,
+			       const struct shca_req_wqe *w)
+{
+	u32 max_rd = max_t(u32, READ_ONCE(qp->attr.max_rd_atomic), 1);
+	bool rd = shca_req_is_rd_atomic(w);
+	u32 n;
+
+	if (!rd && !(w->hdr.flags & SHCA_WQE_F_FENCE))
+		return true;
+	n = shca_req_rd_outstanding(qp);
+	if ((w->hdr.flags & SHCA_WQE_F_FENCE) && n)
+		return false;
+	return !rd || n < max_rd;
+}
+
+/* Give @w its PSNs, starting at req.psn. */
+static void shca_req_start(struct shca_qp *qp, struct shca_req_wqe *w)
+{
+	w->mtu = shca_ib_mtu_to_bytes(READ_ONCE(qp->attr.path_mtu)) ?: 256;
+	w->npkts = shca_rc_npkts(w->len, w->mtu,
+				 w->hdr.opcode == SHCA_OP_RDMA_READ);
+	if (w->hdr.opcode != SHCA_OP_RDMA_READ && shca_req_is_rd_atomic(w))
+		w->npkts = 1;
+	w->first_psn = qp->req.psn;
+	w->sent = 0;
+	w->acked = 0;
+	w->started = true;
+}
+
+/* Bookkeeping after packet(s) [sent, sent + n) of @w went out. */
+static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
+{
+	struct shca_req *req = &qp->req;
+
+	req->psn = shca_psn_add(req->psn, n);
+	w->sent += n;
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		req->una = req->next_psn = req->psn;
+		if (w->sent == w->npkts) {
+			req->cur++;
+			shca_req_retire(qp, IB_WC_SUCCESS);
+		}
+		return;
+	}
+	if (!shca_psn_before(req->psn, req->next_psn))
+		req->next_psn = req->psn;
+	if (!timer_pending(&req->rto_timer))
+		shca_req_arm_rto(qp);
+	if (w->sent == w->npkts)
+		req->cur++;
+}
+
+/*
+ * Send the next packet of @w (a whole READ request counts as one).
+ * Return: true if it went out, false if flow control holds it.
+ * Context: sq_work.
+ */
+static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
+{
+	struct shca_req *req = &qp->req;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	u32 k = w->sent, n = 1;
+	bool ackreq;
+	int err;
+
+	if (rc && shca_psn_diff(req->psn, req->una) >= SHCA_REQ_MAX_UNACKED)
+		return false;
+	if (w->hdr.opcode == SHCA_OP_RDMA_READ)
+		n = w->npkts - k;
+	ackreq = rc && (k + n == w->npkts ||
+			++req->since_ackreq >= SHCA_REQ_ACKREQ_EVERY);
+	if (ackreq)
+		req->since_ackreq = 0;
+	err = shca_req_xmit(qp, w, k, ackreq);
+	if (err) {
+		shca_req_fail(qp, w, err == -EINVAL ? IB_WC_LOC_QP_OP_ERR :
+						      IB_WC_LOC_PROT_ERR);
+		return false;
+	}
+	shca_req_sent(qp, w, n);
+	return true;
+}
+
+/* The WQE to send next, fetching a new one if needed, or NULL. */
+static struct shca_req_wqe *shca_req_next(struct shca_qp *qp)
+{
+	struct shca_req_wqe *w;
+
+	if (qp->req.cur != qp->req.fetch)
+		return shca_req_wqe_at(qp, qp->req.cur);
+	w = shca_req_fetch(qp);
+	if (w && w->status != IB_WC_SUCCESS) {
+		shca_req_fail(qp, w, w->status);
+		return NULL;
+	}
+	return w;
+}
+
+/*
+ * Send packets until nothing may be sent or the budget is used up.
+ * Return: false if the budget ran out.
+ * Context: sq_work.
+ */
+static bool shca_req_send(struct shca_qp *qp)
+{
+	u32 budget = SHCA_SQ_BUDGET;
+	struct shca_req_wqe *w;
+
+	while (budget) {
+		enum ib_qp_state state = READ_ONCE(qp->state);
+
+		if (qp->req.rnr_wait || READ_ONCE(qp->dying) ||
+		    (state != IB_QPS_RTS && state != IB_QPS_SQD))
+			return true;
+		w = shca_req_next(qp);
+		if (!w)
+			return true;
+		if (!w->started) {
+			if (!shca_req_may_start(qp, w))
+				return true;
+			shca_req_start(qp, w);
+		}
+		if (!shca_req_step(qp, w))
+			return true;
+		budget--;
+	}
+	return false;
+}
+
+/* ---- error state ---- */
+
+/* Complete every unfetched WQE with a flush error. */
+static void shca_req_flush_ring(struct shca_qp *qp)
+{
+	struct shca_ring *ring = &qp->sq.ring;
+	struct shca_send_wqe hdr;
+	u32 prod;
+
+	/* pairs with the producer's release of prod after writing WQEs */
+	prod = smp_load_acquire(&ring->ctl->prod);
+	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries))
+		return;
+	while (ring->kcons != prod) {
+		memcpy(&hdr, shca_ring_entry(ring, ring->kcons), sizeof(hdr));
+		shca_req_complete(qp, &hdr, 0, IB_WC_WR_FLUSH_ERR);
+		shca_req_pop(qp);
+	}
+}
+
+/*
+ * Error state: stop the timers, complete the copied WQEs in order (a
+ * failed one with its own status) and then every posted one with
+ * IB_WC_WR_FLUSH_ERR.  Context: sq_work.
+ */
+static void shca_req_flush(struct shca_qp *qp)
+{
+	struct shca_ring *ring = &qp->sq.ring;
+	struct shca_req *req = &qp->req;
+
+	shca_req_disarm(qp, &req->rto_timer);
+	shca_req_disarm(qp, &req->rnr_timer);
+	req->rnr_wait = false;
+	while (ring->kcons != req->fetch) {
+		struct shca_req_wqe *w = shca_req_wqe_at(qp, ring->kcons);
+
+		shca_req_retire(qp, w->status != IB_WC_SUCCESS ? w->status :
+				IB_WC_WR_FLUSH_ERR);
+	}
+	shca_req_flush_ring(qp);
+	req->fetch = req->cur = ring->kcons;
+}
+
+/* ---- timer expiries ---- */
+
+/* Context: sq_work. */
+static void shca_req_rnr_expired(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	if (!req->rnr_wait)
+		return;
+	req->rnr_wait = false;
+	shca_req_go_back(qp, req->rnr_psn, false);
+	shca_req_arm_rto(qp);
+}
+
+/* Context: sq_work. */
+static void shca_req_rto_expired(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	u64 ns = shca_rc_rto_ns(READ_ONCE(qp->attr.timeout));
+	unsigned long due;
+
+	if (!ns || req->rnr_wait || req->una == req->next_psn)
+		return;
+	due = req->rto_start + min_t(u64, nsecs_to_jiffies64(ns),
+				     MAX_JIFFY_OFFSET);
+	if (time_before(jiffies, due)) {
+		/* progress restarted the timer after it had fired */
+		if (!timer_pending(&req->rto_timer))
+			shca_req_arm(qp, &req->rto_timer,
+				     jiffies_to_nsecs(due - jiffies));
+		return;
+	}
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_TIMEOUTS);
+	if (!shca_rc_retry_take(&req->retry_left, false)) {
+		shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons),
+			      IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	shca_req_go_back(qp, req->una, false);
+	shca_req_arm_rto(qp);
+}
+
+static void shca_req_events(struct shca_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
+		clear_bit(SHCA_REQ_EV_RNR, &qp->req.events);
+		clear_bit(SHCA_REQ_EV_RTO, &qp->req.events);
+		return;
+	}
+	if (test_and_clear_bit(SHCA_REQ_EV_RNR, &qp->req.events))
+		shca_req_rnr_expired(qp);
+	if (test_and_clear_bit(SHCA_REQ_EV_RTO, &qp->req.events))
+		shca_req_rto_expired(qp);
+}
+
+/* ---- the engine ---- */
+
+/* Consume queued responses.  Return: false if the budget ran out. */
+static bool shca_req_responses(struct shca_qp *qp)
+{
+	u32 budget = SHCA_RX_BUDGET;
 	struct sk_buff *skb;
 
 	while ((skb = skb_dequeue(&qp->comp_queue))) {
+		if (!READ_ONCE(qp->dying))
+			shca_comp_rx(qp, skb);
 		kfree_skb(skb);
-		shca_qp_put(qp);
+		shca_qp_put(qp);	/* the skb's reference */
+		if (!--budget)
+			return false;
 	}
+	return true;
+}
+
+/* One pass.  Return: false if a budget ran out.  Context: sq_work. */
+static bool shca_req_run(struct shca_qp *qp)
+{
+	bool done = shca_req_responses(qp);
+
+	if (READ_ONCE(qp->dying))
+		return done;
+	shca_req_events(qp);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		shca_req_flush(qp);
+		return done;
+	}
+	return shca_req_send(qp) && done;
+}
+
+/* Is there work the engine could do right now? */
+static bool shca_req_pending(struct shca_qp *qp)
+{
+	struct shca_ring *ring = &qp->sq.ring;
+	struct shca_req *req = &qp->req;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	u32 prod;
+
+	if (!skb_queue_empty(&qp->comp_queue) || READ_ONCE(req->events))
+		return true;
+	if (READ_ONCE(qp->dying))
+		return false;
+	/* pairs with the producer's release of prod */
+	prod = smp_load_acquire(&ring->ctl->prod);
+	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries))
+		return false;
+	if (state == IB_QPS_ERR)
+		return prod != ring->kcons;
+	return state == IB_QPS_RTS && !req->rnr_wait &&
+	       req->cur == req->fetch && prod != req->fetch;
+}
+
+/**
+ * shca_req_work - the RC/UC requester and completer of one QP
+ * @qp: RC/UC QP; shca_sq_work() holds a reference for us
+ *
+ * Doorbell suppression as in the UD engine: SHCA_RING_F_ENGINE_ACTIVE
+ * while working, cleared with a full barrier and a last look before
+ * going idle.
+ * Context: qp->sq_work (process), may sleep.
+ */
+void shca_req_work(struct shca_qp *qp)
+{
+	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
+
+	WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
+	smp_mb();	/* flag visible before we read prod */
+	for (;;) {
+		if (!shca_req_run(qp)) {
+			/* stay "active": we come back */
+			shca_qp_queue(qp, &qp->sq_work);
+			return;
+		}
+		WRITE_ONCE(ctl->flags, 0);
+		smp_mb();	/* pairs with the producer's barrier */
+		if (!shca_req_pending(qp))
+			return;
+		WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
+		smp_mb();	/* flag visible before we read prod again */
+	}
+}
+
+/* ---- QP hooks (rc.h) ---- */
+
+/* Context: process, may sleep. */
+int shca_req_init(struct shca_qp *qp)
+{
+	qp->req.wqes = kvcalloc(qp->sq.ring.entries, sizeof(*qp->req.wqes),
+				GFP_KERNEL);
+	if (!qp->req.wqes)
+		return -ENOMEM;
+	timer_setup(&qp->req.rto_timer, shca_req_rto_fn, 0);
+	timer_setup(&qp->req.rnr_timer, shca_req_rnr_fn, 0);
+	return 0;
+}
+
+/* Context: process, qp->state_lock held; sq_work sends nothing yet. */
+void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
+		     int mask)
+{
+	struct shca_req *req = &qp->req;
+
+	lockdep_assert_held(&qp->state_lock);
+	if (mask & IB_QP_SQ_PSN) {
+		req->psn = attr->sq_psn & 0xffffff;
+		req->una = req->psn;
+		req->next_psn = req->psn;
+	}
+	if (mask & IB_QP_RETRY_CNT)
+		req->retry_left = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		req->rnr_left = attr->rnr_retry;
+}
+
+/*
+ * Destroy, after qp->dying is set: let a running sq_work finish (it arms
+ * no timer once dying is visible), then stop the timers.
+ * Context: process, may sleep.
+ */
+void shca_req_stop(struct shca_qp *qp)
+{
+	flush_work(&qp->sq_work);
+	if (del_timer_sync(&qp->req.rto_timer))
+		shca_qp_put(qp);
+	if (del_timer_sync(&qp->req.rnr_timer))
+		shca_qp_put(qp);
+}
+
+/* Context: process, after the last QP reference is gone. */
+void shca_req_fini(struct shca_qp *qp)
+{
+	kvfree(qp->req.wqes);
+	qp->req.wqes = NULL;
 }

@@ -3,8 +3,70 @@
 #ifndef SHCA_RC_REQ_H
 #define SHCA_RC_REQ_H
 
-struct shca_req {
-	u32 psn;		/* next PSN to send */
+#include <linux/timer.h>
+#include <linux/types.h>
+
+#define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
+#define SHCA_REQ_ACKREQ_EVERY	16	/* AckReq at least every N packets */
+#define SHCA_REQ_RNR_INFINITE	7	/* rnr_retry value: retry forever */
+
+/* Bits of shca_req.events, set by the timers for sq_work. */
+enum shca_req_event {
+	SHCA_REQ_EV_RTO,
+	SHCA_REQ_EV_RNR,
 };
+
+struct shca_req_wqe;
+
+/*
+ * Requester state.  Everything but @events and the timers themselves is
+ * touched only inside qp->sq_work (and by shca_req_modify() before the
+ * QP reaches RTS).  SQ ring indices: kcons (in the ring) <= cur <= fetch.
+ * [kcons, cur) are fully sent and wait for acknowledgement, cur is being
+ * sent, [cur, fetch) are copied but not (re)started.
+ */
+struct shca_req {
+	struct shca_req_wqe *wqes;	/* shadow of every SQ slot */
+	u32 psn;		/* next PSN to send */
+	u32 next_psn;		/* one past the newest PSN ever sent */
+	u32 una;		/* oldest unacknowledged PSN */
+	u32 fetch;		/* next SQ index to copy into its shadow */
+	u32 cur;		/* SQ index of the WQE being sent */
+	u32 since_ackreq;	/* packets sent since the last AckReq */
+	u32 rnr_psn;		/* where to resume after the RNR wait */
+	u32 gb_psn;		/* last go-back-N target (while gb_armed) */
+	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
+	unsigned long events;	/* SHCA_REQ_EV_* bits */
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;		/* RNR NAK received, timer running */
+	bool gb_armed;		/* suppress repeated go-back to gb_psn */
+	struct timer_list rto_timer;
+	struct timer_list rnr_timer;
+};
+
+/* Pure decisions of the requester, exercised by kunit/shca_kunit_rc.c. */
+enum shca_rc_ack_class {
+	SHCA_RC_ACK_NEW,	/* acknowledges PSNs not yet acknowledged */
+	SHCA_RC_ACK_DUP,	/* stale or duplicate */
+	SHCA_RC_ACK_INVALID,	/* names a PSN never sent */
+};
+
+enum shca_rc_aeth_kind {
+	SHCA_RC_AETH_ACK,
+	SHCA_RC_AETH_RNR,
+	SHCA_RC_AETH_NAK_SEQ,
+	SHCA_RC_AETH_NAK_INV,
+	SHCA_RC_AETH_NAK_ACCESS,
+	SHCA_RC_AETH_NAK_OP,
+	SHCA_RC_AETH_BAD,
+};
+
+u64 shca_rc_rto_ns(u8 timeout);
+u64 shca_rc_rnr_ns(u8 code);
+bool shca_rc_retry_take(u8 *left, bool infinite);
+enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una, u32 next_psn);
+enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome);
+u32 shca_rc_npkts(u32 len, u32 mtu, bool read);
 
 #endif /* SHCA_RC_REQ_H */

@@ -356,14 +356,30 @@ void shca_sq_work(struct work_struct *work)
 	shca_qp_put(qp);
 }
 
-static int shca_wr_opcode(enum ib_wr_opcode opcode)
+static int shca_wr_opcode(const struct shca_qp *qp, enum ib_wr_opcode opcode)
 {
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
+
 	switch (opcode) {
 	case IB_WR_SEND:
 		return SHCA_OP_SEND;
 	case IB_WR_SEND_WITH_IMM:
 		return SHCA_OP_SEND_WITH_IMM;
+	case IB_WR_RDMA_WRITE:
+		return rc || uc ? SHCA_OP_RDMA_WRITE : -EINVAL;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return rc || uc ? SHCA_OP_RDMA_WRITE_WITH_IMM : -EINVAL;
+	case IB_WR_RDMA_READ:
+		return rc ? SHCA_OP_RDMA_READ : -EINVAL;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return rc ? SHCA_OP_ATOMIC_CMP_AND_SWP : -EINVAL;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return rc ? SHCA_OP_ATOMIC_FETCH_AND_ADD : -EINVAL;
+	case IB_WR_SEND_WITH_INV:
+		return rc ? SHCA_OP_SEND_WITH_INV : -EINVAL;
 	default:
+		/* IB_WR_REG_MR, IB_WR_LOCAL_INV: FRWR is not there yet */
 		return -EINVAL;
 	}
 }
@@ -392,23 +408,62 @@ static int shca_wr_inline(struct shca_qp *qp, const struct ib_send_wr *wr,
 static u8 shca_wr_flags(int send_flags)
 {
 	return (send_flags & IB_SEND_SIGNALED ? SHCA_WQE_F_SIGNALED : 0) |
-	       (send_flags & IB_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0);
+	       (send_flags & IB_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0) |
+	       (send_flags & IB_SEND_FENCE ? SHCA_WQE_F_FENCE : 0);
 }
 
-/* Translate one ib_ud_wr into the WQE at kprod; sq_lock held. */
+/* The transport part of a WQE: AH for UD, remote memory for RC/UC. */
+static void shca_wr_remote(struct shca_qp *qp, const struct ib_send_wr *wr,
+			   struct shca_send_wqe *wqe)
+{
+	switch (wqe->opcode) {
+	case SHCA_OP_RDMA_WRITE:
+	case SHCA_OP_RDMA_WRITE_WITH_IMM:
+	case SHCA_OP_RDMA_READ:
+		wqe->rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->rdma.rkey = rdma_wr(wr)->rkey;
+		return;
+	case SHCA_OP_ATOMIC_CMP_AND_SWP:
+	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
+		wqe->atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->atomic.swap = atomic_wr(wr)->swap;
+		wqe->atomic.rkey = atomic_wr(wr)->rkey;
+		return;
+	default:
+		break;
+	}
+	if (shca_qp_is_rc_uc(qp->ibqp.qp_type))
+		return;
+	wqe->ud.ah_handle = to_sah(ud_wr(wr)->ah)->handle;
+	wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
+	wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
+}
+
+static bool shca_wr_may_inline(u8 opcode)
+{
+	return opcode != SHCA_OP_RDMA_READ &&
+	       opcode != SHCA_OP_ATOMIC_CMP_AND_SWP &&
+	       opcode != SHCA_OP_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Translate one work request into the WQE at kprod; sq_lock held. */
 static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
 {
 	bool flush = READ_ONCE(qp->state) == IB_QPS_ERR;
 	struct shca_ring *ring = &qp->sq.ring;
-	int opcode = shca_wr_opcode(wr->opcode);
+	int opcode = shca_wr_opcode(qp, wr->opcode);
 	struct shca_send_wqe *wqe;
 
 	lockdep_assert_held(&qp->sq_lock);
 	/* in the error state anything goes: it is flushed (ib_drain_sq) */
 	if (flush)
 		opcode = SHCA_OP_SEND;
-	if (opcode < 0 || wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+	if (opcode < 0 || wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge) {
+		ibdev_dbg(qp->ibqp.device, "qp %u: bad send wr opcode %d\n",
+			  qp->ibqp.qp_num, wr->opcode);
 		return -EINVAL;
+	}
 	/* pairs with the engine's release of cons: slots are free */
 	if (shca_ring_idx_full(ring->kprod, smp_load_acquire(&ring->ctl->cons),
 			       ring->entries))
@@ -420,11 +475,12 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
 	wqe->flags = shca_wr_flags(wr->send_flags);
 	if (flush)
 		return 0;	/* only wr_id matters; ud_wr() may not apply */
-	wqe->ex = (__force u32)wr->ex.imm_data;
-	wqe->ud.ah_handle = to_sah(ud_wr(wr)->ah)->handle;
-	wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
-	wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
-	if (wr->send_flags & IB_SEND_INLINE)
+	if (opcode == SHCA_OP_SEND_WITH_INV)
+		wqe->ex = wr->ex.invalidate_rkey;
+	else
+		wqe->ex = (__force u32)wr->ex.imm_data;
+	shca_wr_remote(qp, wr, wqe);
+	if ((wr->send_flags & IB_SEND_INLINE) && shca_wr_may_inline(opcode))
 		return shca_wr_inline(qp, wr, wqe);
 	wqe->num_sge = wr->num_sge;
 	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
@@ -433,7 +489,7 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
 }
 
 /*
- * Kernel UD/GSI QP post_send: WQEs go to the same ring format the
+ * Kernel QP post_send (UD, GSI, RC, UC): WQEs go to the same ring format the
  * provider uses, then the engine is kicked unless it is active.
  * Context: any, does not sleep.
  */

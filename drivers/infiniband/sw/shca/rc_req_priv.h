@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * shca: requester internals shared by rc_req.c (sending, timers, WQE
+ * life cycle) and rc_req_comp.c (the completer).  Everything here runs
+ * in qp->sq_work only.
+ */
+#ifndef SHCA_RC_REQ_PRIV_H
+#define SHCA_RC_REQ_PRIV_H
+
+#include "shca.h"
+
+/*
+ * Kernel-private copy of one SQ WQE, taken once when it is fetched, so
+ * that userspace cannot change a WQE in flight.  Payload offsets of a
+ * packet are (psn - first_psn) * mtu.
+ */
+struct shca_req_wqe {
+	struct shca_send_wqe hdr;
+	union {
+		struct shca_sge sge[SHCA_MAX_SGE];
+		u8 inl[SHCA_MAX_INLINE];
+	};
+	u32 len;		/* payload bytes (READ: bytes to read) */
+	u32 mtu;		/* path MTU in bytes when started */
+	u32 first_psn;
+	u32 npkts;		/* PSNs the message consumes */
+	u32 sent;		/* PSNs sent in the current pass */
+	u32 acked;		/* READ/atomic: response PSNs received */
+	u8 status;		/* enum ib_wc_status it failed with */
+	bool started;		/* first_psn/npkts are valid */
+};
+
+static inline struct shca_req_wqe *shca_req_wqe_at(struct shca_qp *qp,
+						   u32 idx)
+{
+	return &qp->req.wqes[shca_ring_slot(idx, qp->sq.ring.entries)];
+}
+
+static inline bool shca_req_is_rd_atomic(const struct shca_req_wqe *w)
+{
+	return w->hdr.opcode == SHCA_OP_RDMA_READ ||
+	       w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ||
+	       w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline u32 shca_req_last_psn(const struct shca_req_wqe *w)
+{
+	return (w->first_psn + w->npkts - 1) & 0xffffff;
+}
+
+/* rc_req.c */
+void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status);
+void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
+		   enum ib_wc_status status);
+void shca_req_advance(struct shca_qp *qp, u32 una);
+void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded);
+void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code);
+int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
+		       u64 off, struct shca_sge_cursor *cur);
+
+/* rc_req_comp.c */
+void shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb);
+
+#endif /* SHCA_RC_REQ_PRIV_H */

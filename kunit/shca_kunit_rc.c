@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit: the RC requester's pure decisions (rc_req.c) - retransmit
+ * timeout, RNR timer table, retry accounting, ACK ranges, AETH
+ * syndromes and segmentation.
+ */
+#include <kunit/test.h>
+#include <linux/time64.h>
+
+#include "rc_req.h"
+
+static void shca_rc_test_rto(struct kunit *test)
+{
+	/* timeout 0: no retransmit timer at all */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(0), 0ULL);
+	/* 4.096 us * 2^timeout */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(1), 8192ULL);
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(14), 67108864ULL);	/* ~67 ms */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(18), 1073741824ULL);	/* ~1.07 s */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(31), 4096ULL << 31);
+	/* the attribute is 5 bits wide: larger values saturate */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(200), 4096ULL << 31);
+}
+
+static void shca_rc_test_rnr_table(struct kunit *test)
+{
+	/* IBTA RNR NAK timer field: code 0 is the longest, 655.36 ms */
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(0), 655360ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(1), 10ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(2), 20ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(5), 60ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(12), 640ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(14), 1280ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(18), 5120ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(24), 40960ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(30), 327680ULL * NSEC_PER_USEC);
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(31), 491520ULL * NSEC_PER_USEC);
+	/* only the 5-bit field counts */
+	KUNIT_EXPECT_EQ(test, shca_rc_rnr_ns(0x21), shca_rc_rnr_ns(1));
+}
+
+static void shca_rc_test_rnr_monotonic(struct kunit *test)
+{
+	u8 code;
+
+	for (code = 2; code < 32; code++)
+		KUNIT_EXPECT_GT(test, shca_rc_rnr_ns(code),
+				shca_rc_rnr_ns(code - 1));
+}
+
+static void shca_rc_test_retry(struct kunit *test)
+{
+	u8 left = 2;
+
+	KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&left, false));
+	KUNIT_EXPECT_EQ(test, left, 1);
+	KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&left, false));
+	KUNIT_EXPECT_EQ(test, left, 0);
+	/* exhausted: fail, and stay at 0 */
+	KUNIT_EXPECT_FALSE(test, shca_rc_retry_take(&left, false));
+	KUNIT_EXPECT_EQ(test, left, 0);
+	/* retry_cnt 0: the first timeout already fails */
+	left = 0;
+	KUNIT_EXPECT_FALSE(test, shca_rc_retry_take(&left, false));
+	/* rnr_retry 7 means forever and is not consumed */
+	left = 7;
+	KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&left, true));
+	KUNIT_EXPECT_EQ(test, left, 7);
+	/* retry_cnt 7 is seven retries, not infinite */
+	left = 7;
+	while (shca_rc_retry_take(&left, false))
+		;
+	KUNIT_EXPECT_EQ(test, left, 0);
+}
+
+static void shca_rc_test_ack_classify(struct kunit *test)
+{
+	/* una 100, sent up to 109 */
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(100, 100, 110),
+			SHCA_RC_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(105, 100, 110),
+			SHCA_RC_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(109, 100, 110),
+			SHCA_RC_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(99, 100, 110),
+			SHCA_RC_ACK_DUP);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(10, 100, 110),
+			SHCA_RC_ACK_DUP);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(110, 100, 110),
+			SHCA_RC_ACK_INVALID);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(5000, 100, 110),
+			SHCA_RC_ACK_INVALID);
+	/* nothing outstanding: an old ACK is a duplicate, a new one bogus */
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(99, 100, 100),
+			SHCA_RC_ACK_DUP);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(100, 100, 100),
+			SHCA_RC_ACK_INVALID);
+}
+
+static void shca_rc_test_ack_wrap(struct kunit *test)
+{
+	/* window 0xfffffe .. 0x000002 straddles the wrap */
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(0xfffffe, 0xfffffe, 3),
+			SHCA_RC_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(0xffffff, 0xfffffe, 3),
+			SHCA_RC_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(0, 0xfffffe, 3),
+			SHCA_RC_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(2, 0xfffffe, 3),
+			SHCA_RC_ACK_NEW);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(3, 0xfffffe, 3),
+			SHCA_RC_ACK_INVALID);
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(0xfffffd, 0xfffffe, 3),
+			SHCA_RC_ACK_DUP);
+	/* garbage above the 24 PSN bits is ignored */
+	KUNIT_EXPECT_EQ(test, shca_rc_ack_classify(0xff000001, 0xfffffe, 3),
+			SHCA_RC_ACK_NEW);
+}
+
+static void shca_rc_test_aeth(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x00), SHCA_RC_AETH_ACK);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x1f), SHCA_RC_AETH_ACK);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x20), SHCA_RC_AETH_RNR);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x3f), SHCA_RC_AETH_RNR);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x60), SHCA_RC_AETH_NAK_SEQ);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x61), SHCA_RC_AETH_NAK_INV);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x62),
+			SHCA_RC_AETH_NAK_ACCESS);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x63), SHCA_RC_AETH_NAK_OP);
+	/* reserved encodings */
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x64), SHCA_RC_AETH_BAD);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x40), SHCA_RC_AETH_BAD);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0x80), SHCA_RC_AETH_BAD);
+	KUNIT_EXPECT_EQ(test, shca_rc_aeth_kind(0xff), SHCA_RC_AETH_BAD);
+}
+
+static void shca_rc_test_npkts(struct kunit *test)
+{
+	/* a zero-length message still takes one PSN */
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(0, 1024, false), 1U);
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(0, 1024, true), 1U);
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(1, 1024, false), 1U);
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(1024, 1024, false), 1U);
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(1025, 1024, false), 2U);
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(65536, 4096, true), 16U);
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(65537, 256, true), 257U);
+	KUNIT_EXPECT_EQ(test, shca_rc_npkts(1U << 31, 4096, false),
+			1U << 19);
+}
+
+static struct kunit_case shca_rc_test_cases[] = {
+	KUNIT_CASE(shca_rc_test_rto),
+	KUNIT_CASE(shca_rc_test_rnr_table),
+	KUNIT_CASE(shca_rc_test_rnr_monotonic),
+	KUNIT_CASE(shca_rc_test_retry),
+	KUNIT_CASE(shca_rc_test_ack_classify),
+	KUNIT_CASE(shca_rc_test_ack_wrap),
+	KUNIT_CASE(shca_rc_test_aeth),
+	KUNIT_CASE(shca_rc_test_npkts),
+	{}
+};
+
+static struct kunit_suite shca_rc_test_suite = {
+	.name = "shca_rc",
+	.test_cases = shca_rc_test_cases,
+};
+
+kunit_test_suites(&shca_rc_test_suite);
