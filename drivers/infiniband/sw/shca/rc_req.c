@@ -273,6 +273,8 @@ void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
 	shca_qp_set_error(qp);
 }
 
+static void shca_req_skip_acked(struct shca_qp *qp);
+
 /**
  * shca_req_advance - forward progress: PSNs before @una are acknowledged
  * @qp: RC QP
@@ -291,25 +293,72 @@ void shca_req_advance(struct shca_qp *qp, u32 una)
 	req->retry_left = READ_ONCE(qp->attr.retry_cnt);
 	req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
 	req->gb_armed = false;
+	shca_req_skip_acked(qp);
 	if (req->una == req->next_psn)
 		shca_req_disarm(qp, &req->rto_timer);
 	else
 		shca_req_arm_rto(qp);
 }
 
-/* Forget the send progress of the WQEs after @idx.  Context: sq_work. */
-static void shca_req_unstart_after(struct shca_qp *qp, u32 idx)
+/*
+ * Resend from packet @k of the WQE at @idx: the later WQEs keep their
+ * PSNs (first_psn) and are sent again from their first packet.
+ */
+static void shca_req_rewind(struct shca_qp *qp, u32 idx, u32 k)
 {
+	struct shca_req_wqe *w = shca_req_wqe_at(qp, idx);
 	u32 i;
 
 	for (i = idx + 1; i != qp->req.fetch; i++)
-		shca_req_wqe_at(qp, i)->started = false;
+		shca_req_wqe_at(qp, i)->sent = 0;
+	w->sent = k;
+	qp->req.cur = idx;
+	qp->req.psn = shca_psn_add(w->first_psn, k);
+}
+
+/* The started WQE holding @psn: its SQ index, or -1. */
+static s64 shca_req_find(struct shca_qp *qp, u32 psn)
+{
+	u32 idx;
+
+	for (idx = qp->sq.ring.kcons; idx != qp->req.fetch; idx++) {
+		struct shca_req_wqe *w = shca_req_wqe_at(qp, idx);
+
+		if (!w->started)
+			break;
+		if (shca_psn_in_window(psn, w->first_psn, w->npkts))
+			return idx;
+	}
+	return -1;
+}
+
+/*
+ * After a go-back, acknowledgements of the original packets may overtake
+ * the resend: never resend what is acknowledged already.
+ */
+static void shca_req_skip_acked(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	s64 idx;
+
+	if (!shca_psn_before(req->psn, req->una))
+		return;
+	idx = shca_req_find(qp, req->una);
+	if (idx >= 0) {
+		shca_req_rewind(qp, idx, shca_psn_mask(req->una -
+				shca_req_wqe_at(qp, idx)->first_psn));
+		return;
+	}
+	req->psn = req->una;
+	while (req->cur != req->fetch &&
+	       shca_req_wqe_at(qp, req->cur)->started)
+		req->cur++;
 }
 
 /**
  * shca_req_go_back - retransmit everything from @psn on (go back N)
  * @qp: RC QP
- * @psn: first PSN to send again; must belong to a started WQE
+ * @psn: first PSN to send again; ignored unless a started WQE holds it
  * @guarded: skip it if the last go-back went to the same PSN and no
  *	     progress has been made since (one request per lost packet)
  *
@@ -318,27 +367,18 @@ static void shca_req_unstart_after(struct shca_qp *qp, u32 idx)
 void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 {
 	struct shca_req *req = &qp->req;
-	u32 idx;
+	s64 idx;
 
 	if (guarded && req->gb_armed && req->gb_psn == psn)
 		return;
-	for (idx = qp->sq.ring.kcons; idx != req->fetch; idx++) {
-		struct shca_req_wqe *w = shca_req_wqe_at(qp, idx);
-
-		if (!w->started)
-			break;
-		if (!shca_psn_in_window(psn, w->first_psn, w->npkts))
-			continue;
-		shca_req_unstart_after(qp, idx);
-		w->sent = shca_psn_mask(psn - w->first_psn);
-		req->cur = idx;
-		req->psn = psn;
-		req->gb_armed = true;
-		req->gb_psn = psn;
-		shca_stat_inc(to_sdev(qp->ibqp.device),
-			      SHCA_STAT_RC_RETRANSMITS);
+	idx = shca_req_find(qp, psn);
+	if (idx < 0)
 		return;
-	}
+	shca_req_rewind(qp, idx, shca_psn_mask(psn -
+			shca_req_wqe_at(qp, idx)->first_psn));
+	req->gb_armed = true;
+	req->gb_psn = psn;
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_RETRANSMITS);
 }
 
 /**
@@ -736,14 +776,16 @@ static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 {
 	struct shca_req *req = &qp->req;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	u32 k = w->sent, n = 1;
+	u32 k = w->sent, n = 1, inflight;
 	bool ackreq;
 	int err;
 
-	if (rc && shca_psn_diff(req->psn, req->una) >= SHCA_REQ_MAX_UNACKED)
-		return false;
 	if (w->hdr.opcode == SHCA_OP_RDMA_READ)
 		n = w->npkts - k;
+	/* a READ larger than the window may go alone */
+	inflight = shca_psn_mask(req->psn - req->una);
+	if (rc && inflight && inflight + n > SHCA_REQ_MAX_UNACKED)
+		return false;
 	ackreq = rc && (k + n == w->npkts ||
 			++req->since_ackreq >= SHCA_REQ_ACKREQ_EVERY);
 	if (ackreq)
@@ -880,6 +922,10 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 		return;
 	}
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_TIMEOUTS);
+	ibdev_dbg(qp->ibqp.device,
+		  "qp %u: timeout una %#x next %#x psn %#x retries %u\n",
+		  qp->ibqp.qp_num, req->una, req->next_psn, req->psn,
+		  req->retry_left);
 	if (!shca_rc_retry_take(&req->retry_left, false)) {
 		shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons),
 			      IB_WC_RETRY_EXC_ERR);
@@ -906,6 +952,9 @@ static void shca_req_events(struct shca_qp *qp)
 
 /* ---- the engine ---- */
 
+/* Passes of one sq_work run before it yields the worker (requeues). */
+#define SHCA_REQ_PASSES		4
+
 /* Consume queued responses.  Return: false if the budget ran out. */
 static bool shca_req_responses(struct shca_qp *qp)
 {
@@ -928,8 +977,12 @@ static bool shca_req_run(struct shca_qp *qp)
 {
 	bool done = shca_req_responses(qp);
 
-	if (READ_ONCE(qp->dying))
+	if (READ_ONCE(qp->dying)) {
+		/* the timers are stopped or about to be: nothing to do */
+		clear_bit(SHCA_REQ_EV_RNR, &qp->req.events);
+		clear_bit(SHCA_REQ_EV_RTO, &qp->req.events);
 		return done;
+	}
 	shca_req_events(qp);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
 		shca_req_flush(qp);
@@ -946,10 +999,12 @@ static bool shca_req_pending(struct shca_qp *qp)
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	u32 prod;
 
-	if (!skb_queue_empty(&qp->comp_queue) || READ_ONCE(req->events))
+	if (!skb_queue_empty(&qp->comp_queue))
 		return true;
 	if (READ_ONCE(qp->dying))
 		return false;
+	if (READ_ONCE(req->events))
+		return true;
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&ring->ctl->prod);
 	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries))
@@ -972,12 +1027,13 @@ static bool shca_req_pending(struct shca_qp *qp)
 void shca_req_work(struct shca_qp *qp)
 {
 	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
+	u32 passes = SHCA_REQ_PASSES;
 
 	WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
 	smp_mb();	/* flag visible before we read prod */
 	for (;;) {
-		if (!shca_req_run(qp)) {
-			/* stay "active": we come back */
+		if (!shca_req_run(qp) || !--passes) {
+			/* stay "active": we come back, after others ran */
 			shca_qp_queue(qp, &qp->sq_work);
 			return;
 		}

@@ -57,7 +57,7 @@ static void shca_comp_acked(struct shca_qp *qp, u32 last)
 			}
 			break;
 		}
-		if (ring->kcons == req->cur ||
+		if (!shca_req_all_sent(w, req->next_psn) ||
 		    shca_psn_before(last, shca_req_last_psn(w)))
 			break;
 		shca_req_retire(qp, IB_WC_SUCCESS);
@@ -179,7 +179,7 @@ static struct shca_req_wqe *shca_comp_target(struct shca_qp *qp, u32 psn)
 				shca_comp_dup(qp);
 			return NULL;
 		}
-		if (ring->kcons == req->cur ||
+		if (!shca_req_all_sent(w, req->next_psn) ||
 		    !shca_psn_before(shca_req_last_psn(w), psn))
 			break;
 		shca_req_advance(qp, shca_psn_add(shca_req_last_psn(w), 1));

@@ -27,7 +27,7 @@ struct shca_req_wqe {
 	u32 sent;		/* PSNs sent in the current pass */
 	u32 acked;		/* READ/atomic: response PSNs received */
 	u8 status;		/* enum ib_wc_status it failed with */
-	bool started;		/* first_psn/npkts are valid */
+	bool started;		/* first_psn/npkts are valid (kept on resend) */
 };
 
 static inline struct shca_req_wqe *shca_req_wqe_at(struct shca_qp *qp,
@@ -46,6 +46,15 @@ static inline bool shca_req_is_rd_atomic(const struct shca_req_wqe *w)
 static inline u32 shca_req_last_psn(const struct shca_req_wqe *w)
 {
 	return (w->first_psn + w->npkts - 1) & 0xffffff;
+}
+
+/* Were all packets of @w sent at least once (before @next_psn)? */
+static inline bool shca_req_all_sent(const struct shca_req_wqe *w,
+				     u32 next_psn)
+{
+	u32 end = (w->first_psn + w->npkts) & 0xffffff;
+
+	return ((next_psn - end) & 0xffffff) < 0x800000;
 }
 
 /* rc_req.c */
