@@ -1,7 +1,7 @@
 #!/bin/bash
 # RC/UC requester interop: shca0 (requester, netns shca-a) against rxe0
 # (responder, veth-b moved to init_net).  Runs inside scripts/vm-run:
-#   SHCA_TESTS="verify verifyloss write read atomic send writeloss readloss" \
+#   SHCA_TESTS="verify verify6 verifyloss write read atomic send writeloss readloss" \
 #   scripts/vm-run --kernel 6.1 -- scripts/e2e/rc_req_rxe.sh
 # verify/verifyloss check data byte for byte (rc_req_verify.py); the
 # perftest cases check that runs complete.  SHCA_TMO: QP timeout for the
@@ -30,6 +30,8 @@ $A rdma link add shca0 type shca netdev veth-a
 wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
+wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
+wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
 ga=$(gid_index shca0 ffff:0a4d:0001); gb=$(gid_index rxe0 ffff:0a4d:0002)
 echo "gids $ga $gb"
 perf() {
@@ -60,6 +62,9 @@ readloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 1%
 	tc qdisc del dev veth-b root
 	$A tc qdisc del dev veth-a root ;;
 verify) if $A /usr/bin/python3 scripts/e2e/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_verify.py"; else not_ok "rc_verify.py" "see above"; fi ;;
+verify6) ga6=$(gid_index shca0 fd77:0000:0000:0000:0000:0000:0000:0001)
+	gb6=$(gid_index rxe0 fd77:0000:0000:0000:0000:0000:0000:0002)
+	if SHCA_VERIFY=rc $A /usr/bin/python3 scripts/e2e/rc_req_verify.py shca0 $ga6 rxe0 $gb6; then ok "rc_req_verify.py IPv6"; else not_ok "rc_req_verify.py IPv6" "see above"; fi ;;
 verifyloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 1% delay 1ms
 	tc qdisc add dev veth-b root netem loss 5% reorder 10% delay 1ms
 	if SHCA_VERIFY=rc $A /usr/bin/python3 scripts/e2e/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_verify.py with loss"; else not_ok "rc_verify.py with loss" "see above"; fi
@@ -68,5 +73,7 @@ verifyloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 
 esac
 done
 rdma statistic show link shca0/1
+$A rdma link del shca0
+check "module unloads" modprobe -r shca
 dmesg | grep -i "shca\|rxe" | grep -v "loading" | tail -n 60
 e2e_finish

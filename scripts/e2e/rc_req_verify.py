@@ -209,7 +209,7 @@ if 'rc' in tests:
     t_bad_rkey(r, p)
 if 'uc' in tests:
     r, p = pair(qpt=e.IBV_QPT_UC)
-    t_write(r, p, 70000)
+    t_write(r, p, 8000)
     t_send(r, p, 3000)
 if 'rnr' in tests:
     t_rnr(0)
