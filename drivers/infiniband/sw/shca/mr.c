@@ -15,7 +15,7 @@
 #include "shca.h"
 
 #define SHCA_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
 static int shca_mr_check_access(struct ib_device *ibdev, int access)
 {
