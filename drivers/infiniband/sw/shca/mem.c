@@ -8,6 +8,10 @@
  * through the pinned umem with kmap_local_page(); DMA MRs hold kernel
  * virtual addresses, since ib_core's virtual DMA ops (no DMA device)
  * hand out kernel addresses as DMA addresses.
+ *
+ * Remote accesses (the RC/UC responder) name an MR by R_Key instead:
+ * shca_rmr_get() checks PD, access and range and returns the MR
+ * referenced for as long as the access lasts.
  */
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>

@@ -299,6 +299,8 @@ static bool shca_resp_tx_res(struct shca_qp *qp, struct shca_resp_res *res,
 			     u32 *budget)
 {
 	while (res->pending) {
+		if (READ_ONCE(qp->state) == IB_QPS_ERR)
+			return true;	/* batch_end cleans up */
 		if (!*budget)
 			return false;
 		--*budget;
@@ -461,6 +463,8 @@ static enum shca_resp_verdict shca_resp_write_start(struct shca_qp *qp,
 	shca_resp_put_mr(resp);
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
 		return SHCA_RV_NAK_ACC;
+	if (p->w.hdr.dma_len > SHCA_RESP_MAX_MSG)
+		return SHCA_RV_NAK_INV;
 	resp->va = p->w.hdr.va;
 	resp->dma_len = p->w.hdr.dma_len;
 	resp->wr_done = 0;
@@ -554,6 +558,8 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_READ))
 		return SHCA_RV_NAK_ACC;
+	if (h->dma_len > SHCA_RESP_MAX_MSG)
+		return SHCA_RV_NAK_INV;
 	if (h->dma_len && shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd,
 				       h->rkey, h->va, h->dma_len,
 				       IB_ACCESS_REMOTE_READ, &mr))

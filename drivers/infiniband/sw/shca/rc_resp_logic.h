@@ -25,6 +25,9 @@
 #define SHCA_RESP_KIND_MASK	(SHCA_OPF_SEND | SHCA_OPF_WRITE | \
 				 SHCA_OPF_READ | SHCA_OPF_ATOMIC)
 
+/* Largest message (port max_msg_sz); longer RETH lengths are invalid. */
+#define SHCA_RESP_MAX_MSG	(1U << 31)
+
 /* ACK at the latest after this many unacknowledged packets. */
 #define SHCA_RESP_ACK_EVERY	16
 
@@ -120,7 +123,8 @@ static inline bool shca_resp_len_ok(u32 flags, u32 len, u32 mtu)
  */
 static inline u32 shca_resp_read_npkts(u32 len, u32 mtu)
 {
-	return len ? DIV_ROUND_UP(len, mtu) : 1;
+	/* not DIV_ROUND_UP(): @len + @mtu - 1 may wrap */
+	return len ? len / mtu + !!(len % mtu) : 1;
 }
 
 /**
