@@ -24,8 +24,15 @@ ip link set veth-b up; modprobe rdma_rxe; rdma link add rxe0 type rxe netdev vet
 wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
-ga=$(gid_index shca0 ffff:0a4d:0001); gb=$(gid_index rxe0 ffff:0a4d:0002)
-timeout 600 /usr/bin/python3 scripts/e2e/rc_resp_rxe.py rxe0 shca0 $gb $ga; res=$?
+res=0
+for v in "ffff:0a4d:0001 ffff:0a4d:0002" \
+	"fd77:0000:0000:0000:0000:0000:0000:0001 fd77:0000:0000:0000:0000:0000:0000:0002"; do
+	set -- $v
+	wait_for 60 sh -c "grep -q '$2' /sys/class/infiniband/rxe0/ports/1/gids/*"
+	ga=$(gid_index shca0 "$1") && gb=$(gid_index rxe0 "$2") || { echo "not ok - rc-resp: no GID $v"; res=1; continue; }
+	echo "# GIDs $1 $2"
+	timeout 600 /usr/bin/python3 scripts/e2e/rc_resp_rxe.py rxe0 shca0 "$gb" "$ga" || res=1
+done
 rdma statistic show link shca0/1
 rdma link delete rxe0 || true
 $A rdma link delete shca0
