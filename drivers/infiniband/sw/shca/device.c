@@ -2,8 +2,9 @@
 /*
  * shca: device and port attributes, sysfs, counters.
  *
- * Only what is implemented is advertised: no SRQ, XRC, MW, atomics or
- * memory management extensions.
+ * Only what is implemented is advertised: no SRQ, XRC, MW or memory
+ * management extensions.  Atomics are IB_ATOMIC_HCA: all shca atomics
+ * are serialised by one lock (mem.c), but CPU accesses are not.
  */
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
@@ -31,8 +32,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = SHCA_MAX_QP;
 	attr->max_qp_wr = SHCA_MAX_QP_WR;
-	/* RC_RNR_NAK_GEN comes with the RC datapath. */
-	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID;
+	/* the RC responder generates RNR NAKs */
+	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_RC_RNR_NAK_GEN;
 	/* `rdma link delete` is allowed for link-created devices */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SHCA_MAX_SGE;
@@ -42,9 +44,11 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cqe = SHCA_MAX_CQE;
 	attr->max_mr = SHCA_MAX_MR;
 	attr->max_pd = SHCA_MAX_PD;
+	/* responder resources: max_dest_rd_atomic per QP, all QPs at once */
 	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOM;
+	attr->max_res_rd_atom = SHCA_MAX_RD_ATOM * SHCA_MAX_QP;
 	attr->max_qp_init_rd_atom = SHCA_MAX_RD_ATOM;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = SHCA_MAX_AH;
 	attr->max_pkeys = 1;
 	return 0;

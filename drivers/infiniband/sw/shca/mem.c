@@ -8,6 +8,10 @@
  * through the pinned umem with kmap_local_page(); DMA MRs hold kernel
  * virtual addresses, since ib_core's virtual DMA ops (no DMA device)
  * hand out kernel addresses as DMA addresses.
+ *
+ * Remote accesses (the RC/UC responder) name an MR by R_Key instead:
+ * shca_rmr_get() checks PD, access and range and returns the MR
+ * referenced for as long as the access lasts.
  */
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
@@ -68,6 +72,21 @@ static bool shca_mr_covers(const struct shca_mr *mr, u64 addr, u32 len)
 	return addr >= mr->iova && end <= mr->iova + mr->length;
 }
 
+/* Copy @len bytes at @addr of a referenced MR; mr->lock held. */
+static int shca_mr_copy_locked(struct shca_mr *mr, u64 addr, void *buf,
+			       u32 len, bool to_mr)
+{
+	lockdep_assert_held(&mr->lock);
+	if (!shca_mr_covers(mr, addr, len))
+		return -EFAULT;
+	if (mr->type == SHCA_MR_DMA) {
+		shca_copy_dir((void *)(uintptr_t)addr, buf, len, to_mr);
+		return 0;
+	}
+	return shca_umem_copy(mr->umem, addr - mr->iova +
+			      ib_umem_offset(mr->umem), buf, len, to_mr);
+}
+
 /* One checked copy inside one MR.  Context: process, does not sleep. */
 static int shca_mr_copy(struct shca_sge_cursor *cur, u32 lkey, u64 addr,
 			void *buf, u32 len, bool to_mr)
@@ -81,13 +100,8 @@ static int shca_mr_copy(struct shca_sge_cursor *cur, u32 lkey, u64 addr,
 	if (READ_ONCE(mr->ibmr.pd) != cur->pd ||
 	    (to_mr && !(mr->access & IB_ACCESS_LOCAL_WRITE)))
 		err = -EACCES;
-	else if (!shca_mr_covers(mr, addr, len))
-		err = -EFAULT;
-	else if (mr->type == SHCA_MR_DMA)
-		shca_copy_dir((void *)(uintptr_t)addr, buf, len, to_mr);
 	else
-		err = shca_umem_copy(mr->umem, addr - mr->iova +
-				     ib_umem_offset(mr->umem), buf, len, to_mr);
+		err = shca_mr_copy_locked(mr, addr, buf, len, to_mr);
 	spin_unlock(&mr->lock);
 	shca_mr_put(mr);
 	return err;
@@ -130,4 +144,102 @@ int shca_cursor_copy(struct shca_sge_cursor *cur, void *buf, u32 len,
 		len -= n;
 	}
 	return 0;
+}
+
+/* Serialises every shca atomic, so they are atomic with each other. */
+static DEFINE_SPINLOCK(shca_atomic_lock);
+
+/**
+ * shca_rmr_get - look up an R_Key for a remote access
+ * @sdev: device
+ * @pd: the PD of the QP the request arrived on
+ * @rkey: R_Key from the packet (untrusted)
+ * @va: first byte of the access (untrusted)
+ * @len: bytes accessed (untrusted)
+ * @access: IB_ACCESS_REMOTE_{READ,WRITE,ATOMIC} needed
+ * @mrp: the MR, referenced, on success; release with shca_mr_put()
+ *
+ * The MR must belong to @pd, allow @access and cover [@va, @va + @len)
+ * without overflow.  A DMA MR is reachable only if it was created with
+ * the remote access flag.
+ *
+ * Context: process (the RX engine); does not sleep.
+ * Return: 0, -ENOENT for an unknown key, -EACCES for a PD or access
+ * mismatch, -EFAULT for an out-of-range access.
+ */
+int shca_rmr_get(struct shca_dev *sdev, struct ib_pd *pd, u32 rkey, u64 va,
+		 u32 len, int access, struct shca_mr **mrp)
+{
+	struct shca_mr *mr = shca_mr_get(sdev, rkey);
+	int err = 0;
+
+	if (!mr)
+		return -ENOENT;
+	spin_lock(&mr->lock);
+	if (READ_ONCE(mr->ibmr.pd) != pd || (mr->access & access) != access)
+		err = -EACCES;
+	else if (!shca_mr_covers(mr, va, len))
+		err = -EFAULT;
+	spin_unlock(&mr->lock);
+	if (err) {
+		shca_mr_put(mr);
+		return err;
+	}
+	*mrp = mr;
+	return 0;
+}
+
+/**
+ * shca_rmr_copy - move bytes between a buffer and a referenced MR
+ * @mr: from shca_rmr_get(), still referenced
+ * @va: address inside @mr
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: true to write @buf into the MR, false to read from it
+ *
+ * The range is checked again: the MR may have been re-registered.
+ * Context: process (the RX engine); does not sleep.
+ * Return: 0 or -EFAULT.
+ */
+int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len, bool to_mr)
+{
+	int err;
+
+	spin_lock(&mr->lock);
+	err = shca_mr_copy_locked(mr, va, buf, len, to_mr);
+	spin_unlock(&mr->lock);
+	return err;
+}
+
+/**
+ * shca_rmr_atomic - 64-bit compare-and-swap or fetch-and-add on an MR
+ * @mr: from shca_rmr_get() with IB_ACCESS_REMOTE_ATOMIC, referenced
+ * @va: 8-byte aligned address inside @mr
+ * @cmp_swap: true for compare-and-swap, false for fetch-and-add
+ * @swap_add: swap value or addend
+ * @compare: compare value (compare-and-swap only)
+ * @orig: the value found at @va before the operation
+ *
+ * All shca atomics are serialised by one lock (IB_ATOMIC_HCA).
+ * Context: process (the RX engine); does not sleep.
+ * Return: 0 or -EFAULT.
+ */
+int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
+		    u64 compare, u64 *orig)
+{
+	u64 val;
+	int err;
+
+	spin_lock(&shca_atomic_lock);
+	err = shca_rmr_copy(mr, va, &val, sizeof(val), false);
+	if (!err) {
+		*orig = val;
+		if (cmp_swap)
+			val = val == compare ? swap_add : val;
+		else
+			val += swap_add;
+		err = shca_rmr_copy(mr, va, &val, sizeof(val), true);
+	}
+	spin_unlock(&shca_atomic_lock);
+	return err;
 }

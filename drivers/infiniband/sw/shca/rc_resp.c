@@ -1,28 +1,965 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca: RC/UC responder.  See rc.h for the contract.
+ *
+ * Everything here runs in qp->rq_work (process context, never
+ * concurrently with itself), so struct shca_resp needs no lock; the only
+ * exception is the RTR handover in shca_resp_modify() (see rc_resp.h).
+ *
+ * RC request packets are classified by PSN (rc_resp_logic.h):
+ *  - expected: the opcode sequence is checked, the per-operation handler
+ *    runs and returns a verdict (done, drop, RNR, or a fatal NAK);
+ *  - duplicate: SEND/WRITE are ACKed again, READ and atomics are answered
+ *    again from the responder resources;
+ *  - future: one PSN sequence NAK per gap.
+ * READ responses and atomic ACKs are queued as resources and sent by
+ * shca_resp_tx() oldest first, in budgeted batches; plain ACKs and
+ * sequence NAKs wait until they are out, so responses leave in PSN order.
+ *
+ * UC shares the handlers but sends nothing back: a gap or any error
+ * drops the message in progress, and reception resumes at the next FIRST
+ * or ONLY packet.
  */
-#include "shca.h"
+#include <linux/slab.h>
 
+#include "shca.h"
+#include "roce.h"
+#include "rq.h"
+#include "wire.h"
+#include "rc_resp_logic.h"
+
+#define SHCA_RESP_TX_BUDGET	64	/* response packets per rq_work run */
+#define SHCA_RESP_RESET_BIT	0
+
+enum shca_resp_verdict {
+	SHCA_RV_DONE,		/* executed: advance ePSN */
+	SHCA_RV_DROP,		/* ignored, nothing changes */
+	SHCA_RV_RNR,		/* no receive WQE */
+	SHCA_RV_NAK_INV,	/* invalid request */
+	SHCA_RV_NAK_ACC,	/* remote access error */
+	SHCA_RV_NAK_OP,		/* remote operational error */
+};
+
+/* One request packet as the handlers see it. */
+struct shca_resp_pkt {
+	struct shca_wire_pkt w;
+	u32 flags;		/* opcode flags */
+	u8 *payload;
+	u32 npkts;		/* PSNs used (READ: response packets) */
+	bool local_err;		/* a receive WQE completed in error */
+};
+
+static struct shca_dev *shca_resp_sdev(struct shca_qp *qp)
+{
+	return to_sdev(qp->ibqp.device);
+}
+
+static void shca_resp_stat(struct shca_qp *qp, enum shca_stat stat)
+{
+	shca_stat_inc(shca_resp_sdev(qp), stat);
+}
+
+static bool shca_resp_is_rc(struct shca_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC;
+}
+
+/* Context: process, may sleep (QP creation). */
 int shca_resp_init(struct shca_qp *qp)
 {
+	struct shca_resp *resp = &qp->resp;
+
+	resp->wqe = kzalloc(sizeof(*resp->wqe), GFP_KERNEL);
+	resp->res = kcalloc(SHCA_MAX_RD_ATOM, sizeof(*resp->res), GFP_KERNEL);
+	if (!resp->wqe || !resp->res) {
+		kfree(resp->wqe);
+		kfree(resp->res);
+		resp->wqe = NULL;
+		resp->res = NULL;
+		return -ENOMEM;
+	}
+	resp->nres = 1;
+	resp->mtu = shca_ib_mtu_to_bytes(IB_MTU_256);
 	return 0;
 }
 
+/*
+ * Context: process, qp->state_lock held.  Entering RTR hands the new
+ * connection's parameters to rq_work; entering RESET has rq_work let go
+ * of what it holds.
+ */
 void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		      int mask)
 {
+	struct shca_resp *resp = &qp->resp;
+	u32 mtu;
+
 	lockdep_assert_held(&qp->state_lock);
-	if (mask & IB_QP_RQ_PSN)
-		qp->resp.epsn = attr->rq_psn & 0xffffff;
+	if (!(mask & IB_QP_STATE))
+		return;
+	if (attr->qp_state == IB_QPS_RESET) {
+		shca_qp_queue(qp, &qp->rq_work);
+		return;
+	}
+	if (attr->qp_state != IB_QPS_RTR)
+		return;
+	mtu = shca_ib_mtu_to_bytes(qp->attr.path_mtu);
+	resp->init_epsn = qp->attr.rq_psn & SHCA_PSN_MASK;
+	resp->init_nres = clamp_t(u32, qp->attr.max_dest_rd_atomic, 1,
+				  SHCA_MAX_RD_ATOM);
+	resp->init_mtu = mtu ? mtu : shca_ib_mtu_to_bytes(IB_MTU_256);
+	smp_mb__before_atomic();	/* init_* before the flag */
+	set_bit(SHCA_RESP_RESET_BIT, &resp->reset);
 }
 
+/* Drop the WRITE target MR.  Context: rq_work or QP teardown. */
+static void shca_resp_put_mr(struct shca_resp *resp)
+{
+	if (resp->mr)
+		shca_mr_put(resp->mr);
+	resp->mr = NULL;
+}
+
+static void shca_resp_res_clear(struct shca_resp_res *res)
+{
+	if (res->mr)
+		shca_mr_put(res->mr);
+	memset(res, 0, sizeof(*res));
+}
+
+/* Forget every resource and pending response.  Context: rq_work. */
+static void shca_resp_res_reset(struct shca_resp *resp)
+{
+	u32 i;
+
+	for (i = 0; i < SHCA_MAX_RD_ATOM; i++)
+		shca_resp_res_clear(&resp->res[i]);
+	shca_resp_res_clear(&resp->replay);
+	resp->res_tx = 0;
+	resp->npending = 0;
+}
+
+/* Context: process, after the last QP reference is gone. */
 void shca_resp_fini(struct shca_qp *qp)
 {
+	struct shca_resp *resp = &qp->resp;
+
+	if (resp->res)
+		shca_resp_res_reset(resp);
+	shca_resp_put_mr(resp);
+	kfree(resp->res);
+	kfree(resp->wqe);
+	resp->res = NULL;
+	resp->wqe = NULL;
+}
+
+/* Apply the RTR handover, if one is due.  Context: rq_work. */
+static void shca_resp_check_reset(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	/* fully ordered: pairs with the barrier before set_bit() */
+	if (!test_and_clear_bit(SHCA_RESP_RESET_BIT, &resp->reset))
+		return;
+	shca_resp_put_mr(resp);
+	shca_resp_res_reset(resp);
+	resp->epsn = resp->init_epsn;
+	resp->nres = resp->init_nres;
+	resp->mtu = resp->init_mtu;
+	resp->msn = 0;
+	resp->unacked = 0;
+	resp->ack_due = false;
+	resp->nak_seq_sent = false;
+	resp->nak_seq_due = false;
+	resp->msg_kind = 0;
+	resp->wqe_valid = false;
+}
+
+/* ---------------------------------------------------------------- */
+/* Transmit                                                          */
+/* ---------------------------------------------------------------- */
+
+/*
+ * Build and send one response packet, its payload (if any) read from
+ * @mr at @va.  A packet that cannot be built or routed is lost, as on a
+ * wire; the requester retries.
+ * Context: rq_work.  Return: 0, or -EFAULT if the MR could not be read.
+ */
+static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
+			  struct shca_mr *mr, u64 va, u32 len)
+{
+	struct shca_dev *sdev = shca_resp_sdev(qp);
+	u32 hlen = shca_opcode_info(h->opcode)->hdr_len;
+	struct shca_path path = {};
+	u32 pad = -len & 3;
+	struct sk_buff *skb;
+	int ret;
+
+	h->pad = pad;
+	h->pkey = SHCA_PKEY_DEFAULT;
+	h->dqpn = READ_ONCE(qp->attr.dest_qp_num) & SHCA_WIRE_24BIT;
+	if (shca_qp_path(qp, &path)) {
+		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		return 0;
+	}
+	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
+	if (!skb) {
+		dst_release(path.dst);
+		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		return 0;
+	}
+	ret = shca_wire_pack(skb->data, hlen, h);
+	if (ret >= 0 && len)
+		ret = shca_rmr_copy(mr, va, skb->data + hlen, len, false);
+	if (ret < 0) {
+		kfree_skb(skb);
+		dst_release(path.dst);
+		return -EFAULT;
+	}
+	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
+	if (shca_skb_xmit(sdev, &path, skb))
+		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+	else
+		shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
+	return 0;
+}
+
+/* Send an ACK or NAK carrying @psn and the current MSN.  Context: rq_work. */
+static void shca_resp_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
+{
+	struct shca_wire_hdr h = {
+		.opcode = SHCA_TR_RC | SHCA_OPC_ACKNOWLEDGE,
+		.psn = psn & SHCA_PSN_MASK,
+		.syndrome = syndrome,
+		.msn = qp->resp.msn & SHCA_WIRE_24BIT,
+	};
+
+	shca_resp_xmit(qp, &h, NULL, 0, 0);
+}
+
+/* ACK everything up to ePSN - 1.  Context: rq_work. */
+static void shca_resp_ack(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	shca_resp_send_aeth(qp, SHCA_AETH_ACK_NO_CREDIT, resp->epsn - 1);
+	resp->unacked = 0;
+	resp->ack_due = false;
+}
+
+static bool shca_resp_tx_busy(struct shca_resp *resp)
+{
+	return resp->npending || resp->replay.pending;
+}
+
+/* Send the next packet of a READ response.  Context: rq_work. */
+static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
+{
+	u64 off = (u64)res->tx_idx * qp->resp.mtu;
+	struct shca_wire_hdr h = {
+		.opcode = shca_resp_read_opcode(res->tx_idx, res->npkts),
+		.psn = shca_psn_add(res->psn, res->tx_idx),
+		.syndrome = SHCA_AETH_ACK_NO_CREDIT,
+		.msn = res->msn,
+	};
+	u32 len = min_t(u64, qp->resp.mtu, res->len - off);
+
+	if (shca_resp_xmit(qp, &h, res->mr, res->va + off, len)) {
+		/* the MR shrank under us (rereg): fatal for the QP */
+		shca_resp_stat(qp, SHCA_STAT_RC_REM_ACCESS_ERRS);
+		shca_resp_send_aeth(qp, SHCA_AETH_NAK_REM_ACC, h.psn);
+		res->tx_idx = res->npkts;
+		shca_qp_set_error(qp);
+	}
+	if (++res->tx_idx >= res->npkts) {
+		res->pending = false;
+		if (res->mr)
+			shca_mr_put(res->mr);
+		res->mr = NULL;
+	}
+}
+
+/* Send the ATOMIC ACKNOWLEDGE of an atomic.  Context: rq_work. */
+static void shca_resp_tx_atomic(struct shca_qp *qp, struct shca_resp_res *res)
+{
+	struct shca_wire_hdr h = {
+		.opcode = SHCA_TR_RC | SHCA_OPC_ATOMIC_ACKNOWLEDGE,
+		.psn = res->psn,
+		.syndrome = SHCA_AETH_ACK_NO_CREDIT,
+		.msn = res->msn,
+		.orig = res->orig,
+	};
+
+	shca_resp_xmit(qp, &h, NULL, 0, 0);
+	res->pending = false;
+}
+
+/* Send what is left of one resource.  Return: false if out of budget. */
+static bool shca_resp_tx_res(struct shca_qp *qp, struct shca_resp_res *res,
+			     u32 *budget)
+{
+	while (res->pending) {
+		if (READ_ONCE(qp->state) == IB_QPS_ERR)
+			return true;	/* batch_end cleans up */
+		if (!*budget)
+			return false;
+		--*budget;
+		if (res->type == SHCA_RES_ATOMIC)
+			shca_resp_tx_atomic(qp, res);
+		else
+			shca_resp_tx_read(qp, res);
+	}
+	return true;
+}
+
+/*
+ * Send pending responses, oldest first, at most @budget packets.
+ * Context: rq_work.  Return: true if none is left.
+ */
+static bool shca_resp_tx(struct shca_qp *qp, u32 budget)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	if (!shca_resp_tx_res(qp, &resp->replay, &budget))
+		return false;
+	while (resp->npending) {
+		if (!shca_resp_tx_res(qp, &resp->res[resp->res_tx], &budget))
+			return false;
+		resp->res_tx = (resp->res_tx + 1) % resp->nres;
+		resp->npending--;
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------- */
+/* Receive WQEs and completions                                      */
+/* ---------------------------------------------------------------- */
+
+/* Post the completion of the receive WQE in use.  Context: rq_work. */
+static void shca_resp_complete(struct shca_qp *qp, struct shca_cqe *cqe,
+			       bool solicited)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	cqe->wr_id = resp->wqe->hdr.wr_id;
+	cqe->qp_num = qp->ibqp.qp_num;
+	cqe->src_qp = READ_ONCE(qp->attr.dest_qp_num);
+	cqe->port_num = 1;
+	resp->wqe_valid = false;
+	shca_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
+}
+
+static void shca_resp_complete_err(struct shca_qp *qp,
+				   enum ib_wc_status status)
+{
+	struct shca_cqe cqe = { .status = status, .opcode = IB_WC_RECV };
+
+	shca_resp_complete(qp, &cqe, false);
+}
+
+/* Make sure a receive WQE is at hand.  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
+						 struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	int err;
+
+	if (resp->wqe_valid)
+		return SHCA_RV_DONE;
+	err = shca_rq_pop(qp, resp->wqe);
+	if (err == -ENOENT)
+		return SHCA_RV_RNR;
+	if (err)
+		return SHCA_RV_NAK_OP;	/* broken ring */
+	resp->wqe_valid = true;
+	resp->sge_idx = 0;
+	resp->sge_off = 0;
+	resp->rcv_len = 0;
+	if (resp->wqe->hdr.num_sge > qp->rq.max_sge) {
+		shca_resp_complete_err(qp, IB_WC_LOC_QP_OP_ERR);
+		p->local_err = true;
+		return SHCA_RV_NAK_OP;
+	}
+	return SHCA_RV_DONE;
+}
+
+/* Scatter SEND payload into the WQE.  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_scatter(struct shca_qp *qp,
+						struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	struct shca_sge_cursor cur = {
+		.sdev = shca_resp_sdev(qp),
+		.pd = qp->ibqp.pd,
+		.sge = resp->wqe->sge,
+		.num_sge = resp->wqe->hdr.num_sge,
+		.idx = resp->sge_idx,
+		.off = resp->sge_off,
+	};
+	int err;
+
+	err = shca_cursor_copy(&cur, p->payload, p->w.pay_len, true);
+	resp->sge_idx = cur.idx;
+	resp->sge_off = cur.off;
+	if (!err) {
+		resp->rcv_len += p->w.pay_len;
+		return SHCA_RV_DONE;
+	}
+	p->local_err = true;
+	if (err == -ENOSPC) {
+		shca_resp_complete_err(qp, IB_WC_LOC_LEN_ERR);
+		return SHCA_RV_NAK_INV;
+	}
+	shca_resp_complete_err(qp, IB_WC_LOC_PROT_ERR);
+	return SHCA_RV_NAK_OP;
+}
+
+/* ---------------------------------------------------------------- */
+/* Operations                                                        */
+/* ---------------------------------------------------------------- */
+
+/* SEND FIRST/MIDDLE/LAST/ONLY (+ IMM, INV).  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_send(struct shca_qp *qp,
+					     struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	struct shca_cqe cqe = { .opcode = IB_WC_RECV };
+	enum shca_resp_verdict v;
+
+	if (!shca_resp_len_ok(p->flags, p->w.pay_len, resp->mtu))
+		return SHCA_RV_NAK_INV;
+	if (p->flags & SHCA_OPF_FIRST) {
+		v = shca_resp_take_wqe(qp, p);
+		if (v != SHCA_RV_DONE)
+			return v;
+		/* a UC message dropped half-way leaves its WQE to us */
+		resp->sge_idx = 0;
+		resp->sge_off = 0;
+		resp->rcv_len = 0;
+	}
+	v = shca_resp_scatter(qp, p);
+	if (v != SHCA_RV_DONE || !(p->flags & SHCA_OPF_LAST))
+		return v;
+	cqe.byte_len = resp->rcv_len;
+	if (p->flags & SHCA_OPF_IMMDT) {
+		cqe.flags = SHCA_CQE_F_IMM;
+		cqe.imm_data = (__force u32)p->w.hdr.imm;
+	} else if (p->flags & SHCA_OPF_IETH) {
+		/* the MR is invalidated once FRWR exists; reported only */
+		cqe.flags = SHCA_CQE_F_INV;
+		cqe.imm_data = p->w.hdr.inv_rkey;
+	}
+	shca_resp_complete(qp, &cqe, p->w.hdr.se);
+	return SHCA_RV_DONE;
+}
+
+/* RETH of a WRITE FIRST/ONLY: check and reference the target. */
+static enum shca_resp_verdict shca_resp_write_start(struct shca_qp *qp,
+						    struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	int err;
+
+	shca_resp_put_mr(resp);
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
+		return SHCA_RV_NAK_ACC;
+	if (p->w.hdr.dma_len > SHCA_RESP_MAX_MSG)
+		return SHCA_RV_NAK_INV;
+	resp->va = p->w.hdr.va;
+	resp->dma_len = p->w.hdr.dma_len;
+	resp->wr_done = 0;
+	if (!resp->dma_len)
+		return SHCA_RV_DONE;	/* the R_Key is not checked */
+	err = shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd, p->w.hdr.rkey,
+			   resp->va, resp->dma_len, IB_ACCESS_REMOTE_WRITE,
+			   &resp->mr);
+	return err ? SHCA_RV_NAK_ACC : SHCA_RV_DONE;
+}
+
+/* The end of a WRITE: release the MR, complete a WRITE_WITH_IMM. */
+static enum shca_resp_verdict shca_resp_write_end(struct shca_qp *qp,
+						  struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	struct shca_cqe cqe = {
+		.opcode = IB_WC_RECV_RDMA_WITH_IMM,
+		.flags = SHCA_CQE_F_IMM,
+		.imm_data = (__force u32)p->w.hdr.imm,
+	};
+
+	if (resp->wr_done != resp->dma_len)
+		return SHCA_RV_NAK_INV;
+	shca_resp_put_mr(resp);
+	if (p->flags & SHCA_OPF_IMMDT) {
+		cqe.byte_len = resp->dma_len;
+		shca_resp_complete(qp, &cqe, p->w.hdr.se);
+	}
+	return SHCA_RV_DONE;
+}
+
+/* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (+ IMM).  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_write(struct shca_qp *qp,
+					      struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	u32 len = p->w.pay_len;
+	enum shca_resp_verdict v;
+
+	if (!shca_resp_len_ok(p->flags, len, resp->mtu))
+		return SHCA_RV_NAK_INV;
+	if (p->flags & SHCA_OPF_FIRST) {
+		v = shca_resp_write_start(qp, p);
+		if (v != SHCA_RV_DONE)
+			return v;
+	}
+	if (p->flags & SHCA_OPF_IMMDT) {
+		/* before any byte lands: an RNR NAK makes this packet retried */
+		v = shca_resp_take_wqe(qp, p);
+		if (v != SHCA_RV_DONE)
+			return v;
+	}
+	if (len > resp->dma_len - resp->wr_done)
+		return SHCA_RV_NAK_INV;
+	if (len && shca_rmr_copy(resp->mr, resp->va + resp->wr_done,
+				 p->payload, len, true))
+		return SHCA_RV_NAK_ACC;
+	resp->wr_done += len;
+	if (p->flags & SHCA_OPF_LAST)
+		return shca_resp_write_end(qp, p);
+	return SHCA_RV_DONE;
+}
+
+/* The next free resource, or NULL if max_dest_rd_atomic are pending. */
+static struct shca_resp_res *shca_resp_res_alloc(struct shca_resp *resp)
+{
+	struct shca_resp_res *res;
+
+	if (resp->npending >= resp->nres)
+		return NULL;
+	res = &resp->res[(resp->res_tx + resp->npending) % resp->nres];
+	shca_resp_res_clear(res);
+	resp->npending++;
+	return res;
+}
+
+static u32 shca_resp_next_msn(struct shca_resp *resp)
+{
+	return (resp->msn + 1) & SHCA_WIRE_24BIT;
+}
+
+/* RDMA READ request.  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
+					     struct shca_resp_pkt *p)
+{
+	const struct shca_wire_hdr *h = &p->w.hdr;
+	struct shca_resp *resp = &qp->resp;
+	struct shca_resp_res *res;
+	struct shca_mr *mr = NULL;
+
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_READ))
+		return SHCA_RV_NAK_ACC;
+	if (h->dma_len > SHCA_RESP_MAX_MSG)
+		return SHCA_RV_NAK_INV;
+	if (h->dma_len && shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd,
+				       h->rkey, h->va, h->dma_len,
+				       IB_ACCESS_REMOTE_READ, &mr))
+		return SHCA_RV_NAK_ACC;
+	res = shca_resp_res_alloc(resp);
+	if (!res) {
+		if (mr)
+			shca_mr_put(mr);
+		return SHCA_RV_NAK_INV;
+	}
+	res->type = SHCA_RES_READ;
+	res->pending = true;
+	res->psn = h->psn;
+	res->npkts = shca_resp_read_npkts(h->dma_len, resp->mtu);
+	res->msn = shca_resp_next_msn(resp);
+	res->rkey = h->rkey;
+	res->va = h->va;
+	res->len = h->dma_len;
+	res->mr = mr;
+	p->npkts = res->npkts;
+	return SHCA_RV_DONE;
+}
+
+/* CMP_SWP and FETCH_ADD.  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_atomic(struct shca_qp *qp,
+					       struct shca_resp_pkt *p)
+{
+	const struct shca_wire_hdr *h = &p->w.hdr;
+	struct shca_resp *resp = &qp->resp;
+	struct shca_resp_res *res;
+	struct shca_mr *mr;
+	u64 orig;
+	int err;
+
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_ATOMIC))
+		return SHCA_RV_NAK_ACC;
+	if (h->va & 7 || resp->npending >= resp->nres)
+		return SHCA_RV_NAK_INV;
+	err = shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd, h->rkey, h->va,
+			   sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mr);
+	if (err)
+		return SHCA_RV_NAK_ACC;
+	err = shca_rmr_atomic(mr, h->va, h->opcode == (SHCA_TR_RC |
+			      SHCA_OPC_COMPARE_SWAP), h->swap_add, h->compare,
+			      &orig);
+	shca_mr_put(mr);
+	if (err)
+		return SHCA_RV_NAK_ACC;
+	res = shca_resp_res_alloc(resp);
+	res->type = SHCA_RES_ATOMIC;
+	res->pending = true;
+	res->psn = h->psn;
+	res->npkts = 1;
+	res->msn = shca_resp_next_msn(resp);
+	res->rkey = h->rkey;
+	res->va = h->va;
+	res->orig = orig;
+	return SHCA_RV_DONE;
+}
+
+/* Run the handler of a packet that is in sequence.  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_dispatch(struct shca_qp *qp,
+						 struct shca_resp_pkt *p)
+{
+	if (p->flags & SHCA_OPF_SEND)
+		return shca_resp_send(qp, p);
+	if (p->flags & SHCA_OPF_WRITE)
+		return shca_resp_write(qp, p);
+	if (p->flags & SHCA_OPF_READ)
+		return shca_resp_read(qp, p);
+	if (p->flags & SHCA_OPF_ATOMIC)
+		return shca_resp_atomic(qp, p);
+	return SHCA_RV_NAK_INV;
+}
+
+/* Drop the SEND/WRITE message in progress (its WQE is kept). */
+static void shca_resp_abort_msg(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	shca_resp_put_mr(resp);
+	resp->msg_kind = 0;
+	resp->sge_idx = 0;
+	resp->sge_off = 0;
+	resp->rcv_len = 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* RC                                                                */
+/* ---------------------------------------------------------------- */
+
+/* Account an executed packet and ACK if due.  Context: rq_work. */
+static void shca_rc_advance(struct shca_qp *qp, struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	resp->epsn = shca_psn_add(resp->epsn, p->npkts);
+	resp->msg_kind = shca_resp_seq_next(resp->msg_kind, p->flags);
+	if (p->flags & SHCA_OPF_LAST)
+		resp->msn = shca_resp_next_msn(resp);
+	if (p->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC)) {
+		/* the response acknowledges everything before it */
+		resp->unacked = 0;
+		resp->ack_due = false;
+		return;
+	}
+	resp->unacked++;
+	if (!p->w.hdr.ackreq && resp->unacked < SHCA_RESP_ACK_EVERY)
+		return;
+	if (shca_resp_tx_busy(resp))
+		resp->ack_due = true;
+	else
+		shca_resp_ack(qp);
+}
+
+/* NAK the packet at ePSN with a fatal syndrome; the QP goes to error. */
+static void shca_rc_fatal(struct shca_qp *qp, u8 syndrome,
+			  enum shca_stat stat)
+{
+	shca_resp_stat(qp, stat);
+	shca_resp_send_aeth(qp, syndrome, qp->resp.epsn);
+	shca_resp_abort_msg(qp);
+	shca_qp_set_error(qp);
+}
+
+/* The packet at ePSN.  Context: rq_work. */
+static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	enum shca_resp_verdict v = SHCA_RV_NAK_INV;
+
+	resp->nak_seq_sent = false;
+	if (shca_resp_seq_ok(resp->msg_kind, p->flags))
+		v = shca_resp_dispatch(qp, p);
+	switch (v) {
+	case SHCA_RV_DONE:
+		shca_rc_advance(qp, p);
+		break;
+	case SHCA_RV_DROP:
+		break;
+	case SHCA_RV_RNR:
+		shca_resp_stat(qp, SHCA_STAT_RC_RNR_NAKS_SENT);
+		shca_resp_send_aeth(qp, shca_resp_rnr_syndrome(
+				READ_ONCE(qp->attr.min_rnr_timer)), resp->epsn);
+		break;
+	case SHCA_RV_NAK_INV:
+		shca_rc_fatal(qp, SHCA_AETH_NAK_INV_REQ, SHCA_STAT_RC_INV_REQS);
+		break;
+	case SHCA_RV_NAK_ACC:
+		shca_rc_fatal(qp, SHCA_AETH_NAK_REM_ACC,
+			      SHCA_STAT_RC_REM_ACCESS_ERRS);
+		break;
+	case SHCA_RV_NAK_OP:
+		shca_rc_fatal(qp, SHCA_AETH_NAK_REM_OP, SHCA_STAT_RC_REM_OP_ERRS);
+		break;
+	}
+}
+
+/* The resource a duplicate READ or atomic at @psn refers to. */
+static struct shca_resp_res *shca_resp_res_find(struct shca_resp *resp,
+						u32 psn, u8 type)
+{
+	u32 i;
+
+	for (i = 0; i < resp->nres; i++) {
+		struct shca_resp_res *res = &resp->res[i];
+
+		if (res->type == type &&
+		    shca_psn_in_window(psn, res->psn, res->npkts))
+			return res;
+	}
+	return NULL;
+}
+
+/*
+ * Answer a duplicate READ again, from the PSN and address it asks for,
+ * which must lie inside the original request.  Context: rq_work.
+ */
+static void shca_rc_replay_read(struct shca_qp *qp,
+				const struct shca_resp_res *orig,
+				const struct shca_wire_hdr *h)
+{
+	struct shca_resp_res *res = &qp->resp.replay;
+	struct shca_mr *mr = NULL;
+	u64 end;
+
+	if (h->rkey != orig->rkey || h->va < orig->va ||
+	    check_add_overflow(h->va, (u64)h->dma_len, &end) ||
+	    end > orig->va + orig->len)
+		return;
+	if (h->dma_len && shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd,
+				       h->rkey, h->va, h->dma_len,
+				       IB_ACCESS_REMOTE_READ, &mr))
+		return;
+	shca_resp_res_clear(res);
+	res->type = SHCA_RES_READ;
+	res->pending = true;
+	res->psn = h->psn;
+	res->npkts = shca_resp_read_npkts(h->dma_len, qp->resp.mtu);
+	res->msn = orig->msn;
+	res->rkey = h->rkey;
+	res->va = h->va;
+	res->len = h->dma_len;
+	res->mr = mr;
+}
+
+/* A request before ePSN.  Context: rq_work. */
+static void shca_rc_duplicate(struct shca_qp *qp, struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	struct shca_resp_res *res;
+
+	shca_resp_stat(qp, SHCA_STAT_RC_DUP_REQUESTS);
+	if (!(p->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
+		resp->ack_due = true;	/* one ACK for the batch */
+		return;
+	}
+	/* still answering: the requester will ask again */
+	if (shca_resp_tx_busy(resp))
+		return;
+	if (p->flags & SHCA_OPF_READ) {
+		res = shca_resp_res_find(resp, p->w.hdr.psn, SHCA_RES_READ);
+		if (res)
+			shca_rc_replay_read(qp, res, &p->w.hdr);
+		return;
+	}
+	res = shca_resp_res_find(resp, p->w.hdr.psn, SHCA_RES_ATOMIC);
+	if (res) {
+		resp->replay = *res;
+		resp->replay.pending = true;
+	}
+}
+
+/* A request after ePSN: one sequence NAK per gap.  Context: rq_work. */
+static void shca_rc_future(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	if (resp->nak_seq_sent)
+		return;
+	resp->nak_seq_sent = true;
+	shca_resp_stat(qp, SHCA_STAT_RC_SEQ_NAKS_SENT);
+	if (shca_resp_tx_busy(resp)) {
+		resp->nak_seq_due = true;
+		return;
+	}
+	shca_resp_send_aeth(qp, SHCA_AETH_NAK_SEQ, resp->epsn);
+	resp->unacked = 0;
+	resp->ack_due = false;
+}
+
+static void shca_rc_rx(struct shca_qp *qp, struct shca_resp_pkt *p)
+{
+	switch (shca_resp_psn_class(p->w.hdr.psn, qp->resp.epsn)) {
+	case SHCA_PSN_EXPECTED:
+		shca_rc_expected(qp, p);
+		break;
+	case SHCA_PSN_DUPLICATE:
+		shca_rc_duplicate(qp, p);
+		break;
+	case SHCA_PSN_FUTURE:
+		shca_rc_future(qp);
+		break;
+	}
+}
+
+/* ---------------------------------------------------------------- */
+/* UC                                                                */
+/* ---------------------------------------------------------------- */
+
+static void shca_uc_drop(struct shca_qp *qp)
+{
+	if (qp->resp.msg_kind)
+		shca_resp_stat(qp, SHCA_STAT_UC_MSGS_DROPPED);
+	shca_resp_abort_msg(qp);
+}
+
+/* Context: rq_work. */
+static void shca_uc_rx(struct shca_qp *qp, struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	enum shca_resp_verdict v;
+
+	if (p->w.hdr.psn != resp->epsn)
+		shca_uc_drop(qp);	/* a gap: the message is lost */
+	resp->epsn = shca_psn_add(p->w.hdr.psn, 1);
+	if (!shca_resp_seq_ok(resp->msg_kind, p->flags)) {
+		shca_uc_drop(qp);
+		if (!(p->flags & SHCA_OPF_FIRST)) {
+			shca_resp_stat(qp, SHCA_STAT_RX_DROPPED);
+			return;		/* resync on the next FIRST/ONLY */
+		}
+	}
+	v = shca_resp_dispatch(qp, p);
+	if (v == SHCA_RV_DONE) {
+		resp->msg_kind = shca_resp_seq_next(resp->msg_kind, p->flags);
+		return;
+	}
+	if (v != SHCA_RV_DROP) {
+		resp->msg_kind = p->flags & SHCA_RESP_KIND_MASK;
+		shca_uc_drop(qp);
+	}
+	if (p->local_err)
+		shca_qp_set_error(qp);
+}
+
+/* ---------------------------------------------------------------- */
+/* Entry points                                                      */
+/* ---------------------------------------------------------------- */
+
+static bool shca_resp_state_ok(enum ib_qp_state state)
+{
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD;
+}
+
+/* Parse and sanity-check a request packet.  Return: 0 or -EINVAL. */
+static int shca_resp_parse(struct sk_buff *skb, struct shca_resp_pkt *p)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+
+	memset(p, 0, sizeof(*p));
+	if (shca_wire_parse(skb->data + cb->bth_off, cb->blen, &p->w))
+		return -EINVAL;
+	p->flags = p->w.info->flags;
+	if (!(p->flags & SHCA_OPF_REQ) || p->w.pay_len != cb->pay_len ||
+	    (p->w.hdr.pkey & 0x7fff) != (SHCA_PKEY_DEFAULT & 0x7fff))
+		return -EINVAL;
+	p->payload = skb->data + cb->pay_off;
+	p->npkts = 1;
+	return 0;
 }
 
 /* Context: qp->rq_work.  Consumes nothing: the caller frees @skb. */
 void shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 {
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RX_DROPPED);
+	struct shca_resp_pkt p;
+
+	if (READ_ONCE(qp->dying) || !shca_resp_state_ok(READ_ONCE(qp->state))) {
+		shca_resp_stat(qp, SHCA_STAT_RX_DROPPED);
+		return;
+	}
+	shca_resp_check_reset(qp);
+	if (shca_resp_parse(skb, &p)) {
+		shca_resp_stat(qp, SHCA_STAT_RX_MALFORMED);
+		return;
+	}
+	shca_resp_stat(qp, SHCA_STAT_RX_PACKETS);
+	if (shca_resp_is_rc(qp))
+		shca_rc_rx(qp, &p);
+	else
+		shca_uc_rx(qp, &p);
+}
+
+/* Let go of the message, MRs and resources of a dead connection. */
+static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	shca_resp_abort_msg(qp);
+	shca_resp_res_reset(resp);
+	if (resp->wqe_valid && flush)
+		shca_resp_complete_err(qp, IB_WC_WR_FLUSH_ERR);
+	resp->wqe_valid = false;
+}
+
+/**
+ * shca_resp_batch_end - end of one rq_work run over an RC/UC QP
+ * @qp: QP
+ *
+ * Sends pending responses (budgeted), then the coalesced ACK or a
+ * deferred sequence NAK.  In the error or reset state, releases what the
+ * responder holds; a receive WQE in use is completed with a flush error
+ * before rq.c flushes the rest of the RQ.
+ *
+ * Context: qp->rq_work.
+ * Return: true if responses are left and rq_work must run again.
+ */
+bool shca_resp_batch_end(struct shca_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct shca_resp *resp = &qp->resp;
+
+	if (READ_ONCE(qp->dying) || state == IB_QPS_ERR ||
+	    state == IB_QPS_RESET) {
+		shca_resp_cleanup(qp, state == IB_QPS_ERR &&
+				  !READ_ONCE(qp->dying));
+		return false;
+	}
+	if (!shca_resp_state_ok(state) || !shca_resp_is_rc(qp))
+		return false;
+	if (!shca_resp_tx(qp, SHCA_RESP_TX_BUDGET))
+		return true;
+	if (resp->nak_seq_due) {
+		shca_resp_send_aeth(qp, SHCA_AETH_NAK_SEQ, resp->epsn);
+		resp->nak_seq_due = false;
+		resp->unacked = 0;
+		resp->ack_due = false;
+	} else if (resp->unacked || resp->ack_due) {
+		shca_resp_ack(qp);
+	}
+	return false;
 }

@@ -1,10 +1,90 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* shca: RC/UC responder state (owned by rc_resp.c). */
+/*
+ * shca: RC/UC responder state (owned by rc_resp.c).
+ *
+ * Everything but the handover block is touched only by qp->rq_work.
+ * shca_resp_modify() (state_lock, process) fills the handover block and
+ * sets @reset with release semantics when the QP enters RTR; rq_work
+ * applies it (acquire) before it looks at the next packet, so the engine
+ * state is never written from two contexts.
+ */
 #ifndef SHCA_RC_RESP_H
 #define SHCA_RC_RESP_H
 
+#include <linux/types.h>
+
+struct shca_dev;
+struct shca_mr;
+struct shca_qp;
+struct shca_rwqe;
+struct ib_pd;
+
+enum shca_resp_res_type {
+	SHCA_RES_NONE,
+	SHCA_RES_READ,
+	SHCA_RES_ATOMIC,
+};
+
+/* A responder resource: one RDMA READ or atomic, kept for duplicates. */
+struct shca_resp_res {
+	u8 type;		/* enum shca_resp_res_type */
+	bool pending;		/* responses still to be sent */
+	u32 psn;		/* PSN of the request */
+	u32 npkts;		/* PSNs the request used */
+	u32 msn;		/* MSN once the request completed */
+	u32 rkey;
+	u64 va;			/* READ: first byte */
+	u32 len;		/* READ: bytes */
+	u64 orig;		/* atomic: value before the operation */
+	/* READ transmit cursor */
+	u32 tx_idx;		/* response packets sent */
+	struct shca_mr *mr;	/* READ: referenced while pending */
+};
+
 struct shca_resp {
 	u32 epsn;		/* next expected PSN */
+	u32 msn;		/* messages completed, 24 bits */
+	u32 mtu;		/* path MTU in bytes */
+	u32 unacked;		/* packets executed since the last ACK */
+	bool ack_due;		/* send an ACK once responses are out */
+	bool nak_seq_sent;	/* a PSN sequence NAK went out for the gap */
+	bool nak_seq_due;	/* ... and it is still to be sent */
+
+	/* the SEND or WRITE message in progress */
+	u32 msg_kind;		/* SHCA_OPF_SEND/_WRITE, 0 if none */
+	struct shca_rwqe *wqe;	/* receive WQE copy (allocated at init) */
+	bool wqe_valid;		/* @wqe was taken from the RQ */
+	u32 sge_idx;		/* scatter cursor in @wqe */
+	u32 sge_off;
+	u32 rcv_len;		/* SEND bytes received so far */
+	struct shca_mr *mr;	/* WRITE: target MR, referenced */
+	u64 va;			/* WRITE: next byte */
+	u32 dma_len;		/* WRITE: RETH length */
+	u32 wr_done;		/* WRITE: bytes written so far */
+
+	/* READ and atomic resources: a ring of @nres entries */
+	struct shca_resp_res *res;
+	u32 nres;
+	u32 res_tx;		/* oldest entry with responses pending */
+	u32 npending;		/* entries with responses pending */
+	struct shca_resp_res replay;	/* a duplicate READ being answered */
+
+	/* handover from shca_resp_modify() */
+	unsigned long reset;	/* bit 0: apply the init_* values */
+	u32 init_epsn;
+	u32 init_nres;
+	u32 init_mtu;
 };
+
+/* rc_resp.c: end of one rq_work batch; true if rq_work must run again. */
+bool shca_resp_batch_end(struct shca_qp *qp);
+
+/* mem.c: remote (R_Key) access */
+int shca_rmr_get(struct shca_dev *sdev, struct ib_pd *pd, u32 rkey, u64 va,
+		 u32 len, int access, struct shca_mr **mrp);
+int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len,
+		  bool to_mr);
+int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
+		    u64 compare, u64 *orig);
 
 #endif /* SHCA_RC_RESP_H */

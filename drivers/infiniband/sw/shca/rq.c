@@ -20,13 +20,8 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "rq.h"
 #include "wire.h"
-
-/* A private copy of one receive WQE. */
-struct shca_rwqe {
-	struct shca_recv_wqe hdr;
-	struct shca_sge sge[SHCA_MAX_SGE];
-};
 
 /* The netdev a packet that came in over loopback was addressed to. */
 static struct net_device *shca_rx_loopback_ndev(struct sk_buff *skb)
@@ -188,7 +183,7 @@ void shca_rcv(struct sk_buff *skb)
  * Return: 0, -ENOENT if the RQ is empty, -EIO if the ring is broken.
  * Context: RQ engine.
  */
-static int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
+int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
 {
 	struct shca_ring *ring = &qp->rq.ring;
 	const void *slot;
@@ -353,18 +348,22 @@ static void shca_rq_flush(struct shca_qp *qp)
 void shca_rq_work(struct work_struct *work)
 {
 	struct shca_qp *qp = container_of(work, struct shca_qp, rq_work);
+	bool rc = shca_qp_is_rc_uc(qp->ibqp.qp_type);
 	u32 budget = SHCA_RX_BUDGET;
+	bool again = false;
 	struct sk_buff *skb;
 
 	while (budget-- && (skb = skb_dequeue(&qp->rx_queue))) {
-		if (shca_qp_is_rc_uc(qp->ibqp.qp_type))
+		if (rc)
 			shca_resp_rx(qp, skb);
 		else
 			shca_rx_one(qp, skb);
 		consume_skb(skb);
 		shca_qp_put(qp);	/* the skb's reference */
 	}
-	if (!skb_queue_empty(&qp->rx_queue))
+	if (rc)
+		again = shca_resp_batch_end(qp);
+	if (again || !skb_queue_empty(&qp->rx_queue))
 		shca_qp_queue(qp, &qp->rq_work);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR && !READ_ONCE(qp->dying))
 		shca_rq_flush(qp);

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * KUnit: the RC/UC responder's pure decisions (rc_resp_logic.h).
+ */
+#include <kunit/test.h>
+
+#include "rc_resp_logic.h"
+#include "wire.h"
+
+static u32 flags_of(u8 opcode)
+{
+	return shca_opcode_info(opcode)->flags;
+}
+
+#define RC(op)	flags_of(SHCA_TR_RC | SHCA_OPC_##op)
+#define UC(op)	flags_of(SHCA_TR_UC | SHCA_OPC_##op)
+
+static void shca_resp_test_psn_class(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(5, 5), SHCA_PSN_EXPECTED);
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(4, 5), SHCA_PSN_DUPLICATE);
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(6, 5), SHCA_PSN_FUTURE);
+	/* across the wrap */
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(0xffffff, 0),
+			SHCA_PSN_DUPLICATE);
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(0, 0xffffff),
+			SHCA_PSN_FUTURE);
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(0, 0), SHCA_PSN_EXPECTED);
+	/* the duplicate window is 2^23 PSNs behind ePSN */
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(0x800000, 0),
+			SHCA_PSN_DUPLICATE);
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(0x7fffff, 0),
+			SHCA_PSN_FUTURE);
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(0x100, 0x800100),
+			SHCA_PSN_DUPLICATE);
+	/* garbage above bit 23 is ignored */
+	KUNIT_EXPECT_EQ(test, shca_resp_psn_class(0x81000005, 5),
+			SHCA_PSN_EXPECTED);
+}
+
+static void shca_resp_test_seq_idle(struct kunit *test)
+{
+	/* outside a message: FIRST and ONLY only */
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(SEND_FIRST)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(SEND_ONLY)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(SEND_ONLY_WITH_INVALIDATE)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(RDMA_WRITE_FIRST)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(RDMA_WRITE_ONLY_WITH_IMMEDIATE)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(RDMA_READ_REQUEST)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(COMPARE_SWAP)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(FETCH_ADD)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, UC(SEND_ONLY)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(SEND_MIDDLE)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(SEND_LAST)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(SEND_LAST_WITH_IMMEDIATE)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(RDMA_WRITE_MIDDLE)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, UC(RDMA_WRITE_LAST)));
+}
+
+static void shca_resp_test_seq_inside(struct kunit *test)
+{
+	u32 send = SHCA_OPF_SEND, write = SHCA_OPF_WRITE;
+
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(send, RC(SEND_MIDDLE)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(send, RC(SEND_LAST)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(send, RC(SEND_LAST_WITH_INVALIDATE)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(write, RC(RDMA_WRITE_MIDDLE)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(write, RC(RDMA_WRITE_LAST_WITH_IMMEDIATE)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(write, UC(RDMA_WRITE_LAST)));
+	/* a new message while one is open */
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(send, RC(SEND_FIRST)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(send, RC(SEND_ONLY)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(RDMA_READ_REQUEST)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(FETCH_ADD)));
+	/* the wrong kind */
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(send, RC(RDMA_WRITE_MIDDLE)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(SEND_LAST)));
+}
+
+static void shca_resp_test_seq_next(struct kunit *test)
+{
+	u32 kind;
+
+	kind = shca_resp_seq_next(0, RC(SEND_FIRST));
+	KUNIT_EXPECT_EQ(test, kind, (u32)SHCA_OPF_SEND);
+	kind = shca_resp_seq_next(kind, RC(SEND_MIDDLE));
+	KUNIT_EXPECT_EQ(test, kind, (u32)SHCA_OPF_SEND);
+	kind = shca_resp_seq_next(kind, RC(SEND_LAST_WITH_IMMEDIATE));
+	KUNIT_EXPECT_EQ(test, kind, 0U);
+	KUNIT_EXPECT_EQ(test, shca_resp_seq_next(0, UC(RDMA_WRITE_FIRST)),
+			(u32)SHCA_OPF_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_resp_seq_next(0, RC(RDMA_WRITE_ONLY)), 0U);
+	KUNIT_EXPECT_EQ(test, shca_resp_seq_next(0, RC(RDMA_READ_REQUEST)), 0U);
+	KUNIT_EXPECT_EQ(test, shca_resp_seq_next(0, RC(COMPARE_SWAP)), 0U);
+}
+
+static void shca_resp_test_len(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, shca_resp_len_ok(RC(SEND_ONLY), 0, 1024));
+	KUNIT_EXPECT_TRUE(test, shca_resp_len_ok(RC(SEND_ONLY), 1024, 1024));
+	KUNIT_EXPECT_FALSE(test, shca_resp_len_ok(RC(SEND_ONLY), 1025, 1024));
+	KUNIT_EXPECT_TRUE(test, shca_resp_len_ok(RC(SEND_FIRST), 1024, 1024));
+	KUNIT_EXPECT_FALSE(test, shca_resp_len_ok(RC(SEND_FIRST), 1020, 1024));
+	KUNIT_EXPECT_TRUE(test, shca_resp_len_ok(RC(RDMA_WRITE_MIDDLE), 256, 256));
+	KUNIT_EXPECT_FALSE(test, shca_resp_len_ok(RC(RDMA_WRITE_MIDDLE), 0, 256));
+	KUNIT_EXPECT_TRUE(test, shca_resp_len_ok(RC(SEND_LAST), 1, 256));
+	KUNIT_EXPECT_TRUE(test, shca_resp_len_ok(RC(SEND_LAST), 256, 256));
+	KUNIT_EXPECT_FALSE(test, shca_resp_len_ok(RC(SEND_LAST), 0, 256));
+	KUNIT_EXPECT_FALSE(test, shca_resp_len_ok(UC(RDMA_WRITE_LAST), 257, 256));
+	KUNIT_EXPECT_TRUE(test, shca_resp_len_ok(RC(RDMA_WRITE_ONLY), 0, 4096));
+}
+
+static void shca_resp_test_read(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, shca_resp_read_npkts(0, 1024), 1U);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_npkts(1, 1024), 1U);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_npkts(1024, 1024), 1U);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_npkts(1025, 1024), 2U);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_npkts(65536, 4096), 16U);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_npkts(0x80000000U, 256),
+			0x800000U);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_npkts(U32_MAX, 4096), 0x100000U);
+
+	KUNIT_EXPECT_EQ(test, shca_resp_read_opcode(0, 1),
+			SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_ONLY);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_opcode(0, 2),
+			SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_FIRST);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_opcode(1, 2),
+			SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_LAST);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_opcode(1, 3),
+			SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_MIDDLE);
+	KUNIT_EXPECT_EQ(test, shca_resp_read_opcode(2, 3),
+			SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_LAST);
+	/* AETH exactly on FIRST, LAST and ONLY */
+	KUNIT_EXPECT_TRUE(test, flags_of(shca_resp_read_opcode(0, 3)) &
+			  SHCA_OPF_AETH);
+	KUNIT_EXPECT_FALSE(test, flags_of(shca_resp_read_opcode(1, 3)) &
+			   SHCA_OPF_AETH);
+	KUNIT_EXPECT_TRUE(test, flags_of(shca_resp_read_opcode(2, 3)) &
+			  SHCA_OPF_AETH);
+}
+
+static void shca_resp_test_syndromes(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, shca_resp_rnr_syndrome(0), 0x20);
+	KUNIT_EXPECT_EQ(test, shca_resp_rnr_syndrome(12), 0x2c);
+	KUNIT_EXPECT_EQ(test, shca_resp_rnr_syndrome(31), 0x3f);
+	KUNIT_EXPECT_EQ(test, shca_resp_rnr_syndrome(0xff), 0x3f);
+	KUNIT_EXPECT_EQ(test, SHCA_AETH_NAK_SEQ, 0x60);
+	KUNIT_EXPECT_EQ(test, SHCA_AETH_NAK_INV_REQ, 0x61);
+	KUNIT_EXPECT_EQ(test, SHCA_AETH_NAK_REM_ACC, 0x62);
+	KUNIT_EXPECT_EQ(test, SHCA_AETH_NAK_REM_OP, 0x63);
+}
+
+static struct kunit_case shca_resp_test_cases[] = {
+	KUNIT_CASE(shca_resp_test_psn_class),
+	KUNIT_CASE(shca_resp_test_seq_idle),
+	KUNIT_CASE(shca_resp_test_seq_inside),
+	KUNIT_CASE(shca_resp_test_seq_next),
+	KUNIT_CASE(shca_resp_test_len),
+	KUNIT_CASE(shca_resp_test_read),
+	KUNIT_CASE(shca_resp_test_syndromes),
+	{}
+};
+
+static struct kunit_suite shca_resp_test_suite = {
+	.name = "shca_resp",
+	.test_cases = shca_resp_test_cases,
+};
+
+kunit_test_suites(&shca_resp_test_suite);
