@@ -308,6 +308,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.free_context = shca_free_context,
+	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,

@@ -40,6 +40,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_sge_rd = SHCA_MAX_SGE;
 	attr->max_cq = SHCA_MAX_CQ;
 	attr->max_cqe = SHCA_MAX_CQE;
+	attr->cq_caps.max_cq_moderation_count = SHCA_MAX_CQ_MOD_COUNT;
+	attr->cq_caps.max_cq_moderation_period = SHCA_MAX_CQ_MOD_PERIOD;
 	attr->max_mr = SHCA_MAX_MR;
 	attr->max_pd = SHCA_MAX_PD;
 	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOM;

@@ -193,7 +193,8 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = SHCA_NUM_COMP_VECTORS;
+	/* one completion vector per CPU, see shca_cq_vector_cpu() */
+	ibdev->num_comp_vectors = num_online_cpus();
 	ibdev->node_guid = shca_mac_to_guid(ndev->dev_addr);
 	ibdev->dev.parent = sdev->dma_dev;
 	/* POST_SEND with no work request is the user SQ doorbell */
@@ -400,6 +401,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_port_immutable = shca_get_port_immutable,
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
+	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,

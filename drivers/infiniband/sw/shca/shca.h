@@ -20,6 +20,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/device.h>
+#include <linux/hrtimer.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -57,7 +58,9 @@
 #define SHCA_MAX_RD_ATOM	16
 #define SHCA_GID_TBL_LEN	128
 #define SHCA_PKEY_DEFAULT	0xffff
-#define SHCA_NUM_COMP_VECTORS	1
+/* CQ moderation limits (cq_caps); the period is in microseconds. */
+#define SHCA_MAX_CQ_MOD_COUNT	U16_MAX
+#define SHCA_MAX_CQ_MOD_PERIOD	4095
 
 /*
  * shca has no IEEE OUI; report a locally administered company ID
@@ -167,6 +170,13 @@ struct shca_cq {
 	u32 cqn;
 	enum ib_cq_notify_flags notify;	/* 0 when disarmed */
 	bool overflow;			/* IB_EVENT_CQ_ERR was sent */
+	bool dying;			/* destroy started, cq->lock */
+	u16 mod_count;			/* moderation, cq->lock */
+	u16 mod_period;			/* usec, cq->lock */
+	u32 mod_pending;		/* unreported event CQEs, cq->lock */
+	int comp_cpu;			/* CPU of the completion vector */
+	struct hrtimer mod_timer;	/* cq_period; cancelled in destroy */
+	struct work_struct comp_work;	/* comp_handler on comp_cpu; ditto */
 };
 
 struct shca_wq {
@@ -397,6 +407,7 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		  bool solicited);
 

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * vm_events: completion vectors, CQ moderation and multicast rules on a
+ * live device.  Runs in the VM (see tests/vm_events.sh):
+ *
+ *   vm_events DEV GID_INDEX
+ *
+ * UD QPs on DEV talk to each other through the device's own GID.  No
+ * wall-clock assertion: "no event yet" is checked after the completions
+ * have provably arrived, and "an event comes" waits generously.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define QKEY		0x11111111u
+#define MSG		64
+#define NBUF		32
+#define EVENT_WAIT_MS	120000
+
+static int failures;
+
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "FAIL %s:%d: %s (errno %d)\n",         \
+				__FILE__, __LINE__, #cond, errno);             \
+			failures++;                                            \
+		}                                                              \
+	} while (0)
+
+struct env {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	uint8_t *buf;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *scq, *rcq;
+	struct ibv_qp *tx, *rx;
+	struct ibv_ah *ah;
+	union ibv_gid gid;
+	int gid_index;
+	unsigned int recv_posted;
+};
+
+static struct ibv_qp *ud_qp(struct env *e, struct ibv_cq *scq,
+			    struct ibv_cq *rcq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = NBUF, .max_recv_wr = NBUF,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = QKEY };
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+
+	if (!qp)
+		return NULL;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		goto err;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		goto err;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 0;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		goto err;
+	return qp;
+err:
+	ibv_destroy_qp(qp);
+	return NULL;
+}
+
+static struct ibv_ah *make_ah(struct env *e, const union ibv_gid *dgid)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .dgid = *dgid, .sgid_index = (uint8_t)e->gid_index,
+			 .hop_limit = 64 },
+	};
+
+	return ibv_create_ah(e->pd, &aa);
+}
+
+static int post_recvs(struct env *e, struct ibv_qp *qp, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)e->buf + NBUF * MSG +
+				(size_t)((e->recv_posted + i) % NBUF) * (MSG + 40),
+			.length = MSG + 40, .lkey = e->mr->lkey,
+		};
+		struct ibv_recv_wr wr = { .wr_id = e->recv_posted + i,
+					  .sg_list = &sge, .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(qp, &wr, &bad))
+			return -1;
+	}
+	e->recv_posted += n;
+	return 0;
+}
+
+/* Poll @cq until @n completions arrived; all must be successful. */
+static int reap(struct ibv_cq *cq, int n)
+{
+	struct ibv_wc wc;
+	int got = 0, spins = 0;
+
+	while (got < n && spins < 600000) {
+		int r = ibv_poll_cq(cq, 1, &wc);
+
+		if (r < 0)
+			return -1;
+		if (!r) {
+			usleep(200);
+			spins++;
+			continue;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			fprintf(stderr, "wc status %s\n",
+				ibv_wc_status_str(wc.status));
+			return -1;
+		}
+		got++;
+	}
+	return got == n ? 0 : -1;
+}
+
+/* Send @n UD messages from e->tx to @qpn (via @ah), wait for the sends. */
+static int send_n(struct env *e, struct ibv_ah *ah, uint32_t qpn, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)e->buf + i * MSG,
+				       .length = MSG, .lkey = e->mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = (uint64_t)i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+			.wr.ud = { .ah = ah, .remote_qpn = qpn,
+				   .remote_qkey = QKEY },
+		}, *bad;
+
+		memset(e->buf + i * MSG, 0xa0 + i, MSG);
+		if (ibv_post_send(e->tx, &wr, &bad))
+			return -1;
+	}
+	return reap(e->scq, n);
+}
+
+/* Is a completion event pending on the channel within @ms? */
+static bool event_within(struct env *e, int ms)
+{
+	struct pollfd p = { .fd = e->ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (poll(&p, 1, ms) <= 0)
+		return false;
+	if (ibv_get_cq_event(e->ch, &cq, &cq_ctx))
+		return false;
+	ibv_ack_cq_events(cq, 1);
+	return cq == e->rcq;
+}
+
+static int set_mod(struct ibv_cq *cq, uint16_t count, uint16_t period)
+{
+	struct ibv_modify_cq_attr a = {
+		.attr_mask = IBV_CQ_ATTR_MODERATE,
+		.moderate = { .cq_count = count, .cq_period = period },
+	};
+
+	return ibv_modify_cq(cq, &a);
+}
+
+static void test_vectors(struct env *e)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct ibv_device_attr_ex ax;
+	struct ibv_cq *cq;
+	int v;
+
+	CHECK(ibv_query_device_ex(e->ctx, NULL, &ax) == 0);
+	CHECK(e->ctx->num_comp_vectors == cpus);
+	CHECK(ax.cq_mod_caps.max_cq_count == 65535 &&
+	      ax.cq_mod_caps.max_cq_period == 4095);
+	for (v = 0; v < e->ctx->num_comp_vectors; v++) {
+		cq = ibv_create_cq(e->ctx, 4, NULL, NULL, v);
+		CHECK(cq != NULL);
+		if (cq)
+			ibv_destroy_cq(cq);
+	}
+	errno = 0;
+	cq = ibv_create_cq(e->ctx, 4, NULL, NULL, e->ctx->num_comp_vectors);
+	CHECK(!cq && errno == EINVAL);
+	if (cq)
+		ibv_destroy_cq(cq);
+	printf("ok - %d completion vectors\n", e->ctx->num_comp_vectors);
+}
+
+static void test_moderation(struct env *e)
+{
+	uint32_t qpn = e->rx->qp_num;
+
+	CHECK(set_mod(e->rcq, 1, 4096) == EINVAL);
+
+	/* count only: 3 completions raise nothing, the 4th does */
+	CHECK(set_mod(e->rcq, 4, 0) == 0);
+	CHECK(ibv_req_notify_cq(e->rcq, 0) == 0);
+	CHECK(send_n(e, e->ah, qpn, 3) == 0);
+	CHECK(reap(e->rcq, 3) == 0);
+	CHECK(!event_within(e, 2000));
+	CHECK(send_n(e, e->ah, qpn, 1) == 0);
+	CHECK(event_within(e, EVENT_WAIT_MS));
+	CHECK(reap(e->rcq, 1) == 0);
+	printf("ok - cq_count 4 holds back the event until the 4th CQE\n");
+
+	/* period: a lone completion is reported when cq_period runs out */
+	CHECK(set_mod(e->rcq, 100, 2000) == 0);
+	CHECK(ibv_req_notify_cq(e->rcq, 0) == 0);
+	CHECK(send_n(e, e->ah, qpn, 1) == 0);
+	CHECK(event_within(e, EVENT_WAIT_MS));
+	CHECK(reap(e->rcq, 1) == 0);
+	printf("ok - cq_period reports a lone completion\n");
+
+	/* off again: every armed completion raises the event */
+	CHECK(set_mod(e->rcq, 0, 0) == 0);
+	CHECK(ibv_req_notify_cq(e->rcq, 0) == 0);
+	CHECK(send_n(e, e->ah, qpn, 1) == 0);
+	CHECK(event_within(e, EVENT_WAIT_MS));
+	CHECK(reap(e->rcq, 1) == 0);
+	CHECK(post_recvs(e, e->rx, 6) == 0);
+	printf("ok - moderation off\n");
+}
+
+static int setup(struct env *e, const char *dev_name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), dev_name))
+			e->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!e->ctx || ibv_query_gid(e->ctx, 1, e->gid_index, &e->gid))
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->buf = calloc(1, 2 * NBUF * (MSG + 40));
+	e->mr = e->pd && e->buf ? ibv_reg_mr(e->pd, e->buf,
+					     2 * NBUF * (MSG + 40),
+					     IBV_ACCESS_LOCAL_WRITE) : NULL;
+	e->ch = ibv_create_comp_channel(e->ctx);
+	if (!e->mr || !e->ch)
+		return -1;
+	e->scq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(e->ctx, 64, NULL, e->ch,
+			       e->ctx->num_comp_vectors - 1);
+	if (!e->scq || !e->rcq)
+		return -1;
+	e->tx = ud_qp(e, e->scq, e->scq);
+	e->rx = ud_qp(e, e->scq, e->rcq);
+	e->ah = make_ah(e, &e->gid);
+	if (!e->tx || !e->rx || !e->ah)
+		return -1;
+	return post_recvs(e, e->rx, 6);
+}
+
+int main(int argc, char **argv)
+{
+	static struct env e;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s DEV GID_INDEX\n", argv[0]);
+		return 2;
+	}
+	e.gid_index = atoi(argv[2]);
+	if (setup(&e, argv[1])) {
+		perror("setup");
+		return 1;
+	}
+	test_vectors(&e);
+	test_moderation(&e);
+	if (failures) {
+		printf("not ok - vm_events: %d failure(s)\n", failures);
+		return 1;
+	}
+	printf("ok - vm_events: all passed\n");
+	return 0;
+}
