@@ -222,6 +222,20 @@ int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
+/* UD multicast membership is kept by the kernel (mcast.c). */
+int shca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(ibqp, gid, lid);
+}
+
+int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(ibqp, gid, lid);
+}
+
+/* Fails (EBUSY, from the kernel) while the QP is attached to a group. */
 int shca_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
@@ -369,10 +383,12 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = opcode;
 	wqe->flags = shca_send_flags(wr->send_flags);
+	/* ex only carries something for these; never stale user bytes */
 	if (opcode == SHCA_OP_SEND_WITH_INV)
 		wqe->ex = wr->invalidate_rkey;
-	else
-		wqe->ex = wr->imm_data;
+	else if (opcode == SHCA_OP_SEND_WITH_IMM ||
+		 opcode == SHCA_OP_RDMA_WRITE_WITH_IMM)
+		wqe->ex = (uint32_t)wr->imm_data;
 	ret = shca_wqe_remote(qp, wr, wqe);
 	if (ret)
 		return ret;

@@ -170,6 +170,10 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+int shca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid);
+int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid);
 void *shca_wq_slot(struct shca_wq *wq, uint32_t idx);
 bool shca_wq_has_room(struct shca_wq *wq);
 void shca_wq_publish(struct shca_wq *wq);

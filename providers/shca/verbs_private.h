@@ -426,6 +426,10 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
 int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,

@@ -369,7 +369,7 @@ static const struct wqe_case wqe_cases[] = {
 	{ .type = IBV_QPT_RC, .wr = { .wr_id = 3, .opcode = IBV_WR_SEND_WITH_INV,
 	  .invalidate_rkey = 0xabcd, .num_sge = 1 } },
 	{ .type = IBV_QPT_RC, .wr = { .wr_id = 4, .opcode = IBV_WR_RDMA_WRITE,
-	  .send_flags = IBV_SEND_FENCE, .num_sge = 2,
+	  .send_flags = IBV_SEND_FENCE, .num_sge = 2, .imm_data = 0xdead,
 	  .wr.rdma = { .remote_addr = 0xfeed0000, .rkey = 0x77 } } },
 	{ .type = IBV_QPT_RC, .wr = { .wr_id = 5, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
 	  .imm_data = 0x9abc, .num_sge = 1,

@@ -243,6 +243,64 @@ static void test_moderation(struct env *e)
 	printf("ok - moderation off\n");
 }
 
+static void mgid_v4(union ibv_gid *g, uint8_t a, uint8_t b, uint8_t c,
+		    uint8_t d)
+{
+	memset(g, 0, sizeof(*g));
+	g->raw[10] = 0xff;
+	g->raw[11] = 0xff;
+	g->raw[12] = a;
+	g->raw[13] = b;
+	g->raw[14] = c;
+	g->raw[15] = d;
+}
+
+/* ibv_attach_mcast/ibv_detach_mcast rules, and EBUSY on destroy. */
+static void test_mcast_rules(struct env *e)
+{
+	union ibv_gid g1, g2, uni, v6 = { .raw = { 0xff, 0x0e, [15] = 7 } };
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->scq, .recv_cq = e->scq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_device_attr da;
+	struct ibv_qp *ud, *rc;
+
+	CHECK(ibv_query_device(e->ctx, &da) == 0);
+	CHECK(da.max_mcast_grp > 0 && da.max_mcast_qp_attach > 0 &&
+	      da.max_total_mcast_qp_attach >= da.max_mcast_qp_attach);
+	mgid_v4(&g1, 239, 1, 2, 4);
+	mgid_v4(&g2, 239, 1, 2, 5);
+	mgid_v4(&uni, 10, 77, 0, 9);
+	ud = ud_qp(e, e->scq, e->scq);
+	rc = ibv_create_qp(e->pd, &ia);
+	CHECK(ud && rc);
+	if (!ud || !rc)
+		return;
+	CHECK(ibv_attach_mcast(rc, &g1, 0) == EINVAL);
+	CHECK(ibv_attach_mcast(ud, &uni, 0) == EINVAL);
+	CHECK(ibv_detach_mcast(ud, &g1, 0) == EINVAL);
+	CHECK(ibv_attach_mcast(ud, &g1, 0) == 0);
+	CHECK(ibv_attach_mcast(ud, &g1, 0) == 0);	/* idempotent */
+	CHECK(ibv_attach_mcast(ud, &g2, 0) == 0);
+	CHECK(ibv_attach_mcast(ud, &v6, 0) == 0);
+	CHECK(ibv_destroy_qp(ud) == EBUSY);
+	CHECK(ibv_detach_mcast(ud, &g1, 0) == 0);
+	CHECK(ibv_detach_mcast(ud, &g1, 0) == EINVAL);
+	CHECK(ibv_destroy_qp(ud) == EBUSY);
+	CHECK(ibv_detach_mcast(ud, &g2, 0) == 0);
+	CHECK(ibv_destroy_qp(ud) == EBUSY);
+	CHECK(ibv_detach_mcast(ud, &v6, 0) == 0);
+	CHECK(ibv_destroy_qp(ud) == 0);
+	CHECK(ibv_destroy_qp(rc) == 0);
+
+	/* a QP left attached at exit is detached by the kernel's cleanup */
+	ud = ud_qp(e, e->scq, e->scq);
+	CHECK(ud && ibv_attach_mcast(ud, &g1, 0) == 0);
+	printf("ok - multicast attach/detach rules, EBUSY on destroy\n");
+}
+
 static int setup(struct env *e, const char *dev_name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -290,6 +348,7 @@ int main(int argc, char **argv)
 	}
 	test_vectors(&e);
 	test_moderation(&e);
+	test_mcast_rules(&e);
 	if (failures) {
 		printf("not ok - vm_events: %d failure(s)\n", failures);
 		return 1;

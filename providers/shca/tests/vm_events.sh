@@ -28,6 +28,32 @@ wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/
 g=$(gid_index shca0 "ffff:0a4d:0001")
 $A timeout 600 "$repo/providers/shca/build/vm_events" shca0 "$g" "$@"
 rc=$?
+
+# mckey: $1 = group, $2/$3 = receiver/sender bind addresses.  Two QPs of
+# the receiver join, so each datagram is fanned out to both.
+mckey_run() {
+	local log=$TMPDIR/mckey-rx.log out
+	: >"$log"
+	$B timeout 600 stdbuf -oL mckey -m "$1" -b "$2" -c 2 -C 20 -S 512 >"$log" 2>&1 &
+	local rx=$!
+	wait_for 300 grep -q "receiving data transfers" "$log"
+	out=$($A timeout 600 mckey -m "$1" -b "$3" -s -C 20 -S 512 2>&1)
+	local src=$?
+	if wait $rx && [ $src -eq 0 ] && grep -q "data transfers complete" "$log"; then
+		echo "ok - mckey $1"
+	else
+		echo "not ok - mckey $1: sender rc=$src: $(echo "$out" | tail -n 3 | tr '\n' ' ') receiver: $(tail -n 5 "$log" | tr '\n' ' ')"
+		rc=1
+	fi
+}
+B="ip netns exec shca-b"
+$B rdma link add shca1 type shca netdev veth-b
+wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca1/ports/1/state
+wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
+wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
+mckey_run 239.1.2.3 10.77.0.2 10.77.0.1
+mckey_run ff0e::1:2:3 fd77::2 fd77::1
+$B rdma link delete shca1
 $A rdma link delete shca0
 modprobe -r shca
 exit $rc

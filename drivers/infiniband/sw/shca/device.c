@@ -49,6 +49,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->max_ah = SHCA_MAX_AH;
 	attr->max_pkeys = 1;
+	attr->max_mcast_grp = SHCA_MAX_MCG;
+	attr->max_mcast_qp_attach = SHCA_MAX_MCG_QP;
+	attr->max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCG_QP;
 	return 0;
 }
 

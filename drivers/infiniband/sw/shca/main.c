@@ -162,6 +162,8 @@ static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
 	ida_init(&sdev->pd_ida);
+	mutex_init(&sdev->mcg_mutex);
+	INIT_LIST_HEAD(&sdev->mcgs);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1);
@@ -382,6 +384,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
@@ -393,6 +396,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,

@@ -316,6 +316,12 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct shca_dev *sdev = to_sdev(ibqp->device);
 	struct shca_qp *qp = to_sqp(ibqp);
 
+	/* ibv_create_qp(3): a QP still attached to a group is busy */
+	if (shca_mcast_qp_attached(qp)) {
+		ibdev_dbg(ibqp->device, "qp %u: still attached to a group\n",
+			  ibqp->qp_num);
+		return -EBUSY;
+	}
 	WRITE_ONCE(qp->dying, true);	/* engines drop everything now */
 	xa_erase_irq(&sdev->qps, ibqp->qp_num);
 	if (shca_qp_is_rc_uc(ibqp->qp_type))

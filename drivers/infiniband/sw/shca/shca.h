@@ -61,6 +61,11 @@
 /* CQ moderation limits (cq_caps); the period is in microseconds. */
 #define SHCA_MAX_CQ_MOD_COUNT	U16_MAX
 #define SHCA_MAX_CQ_MOD_PERIOD	4095
+/* UD multicast (mcast.c) */
+#define SHCA_MAX_MCG		1024
+#define SHCA_MAX_MCG_QP		64
+#define SHCA_MAX_TOTAL_MCG_QP	4096
+#define SHCA_MCAST_QPN		0xffffff
 
 /*
  * shca has no IEEE OUI; report a locally administered company ID
@@ -117,6 +122,10 @@ struct shca_dev {
 	u32 next_cqn;
 	atomic_t mr_key_gen;
 	atomic64_t stats[SHCA_NUM_STATS];
+	struct mutex mcg_mutex;		/* multicast attach/detach */
+	struct list_head mcgs;		/* RCU list of struct shca_mcg */
+	u32 num_mcg;			/* mcg_mutex */
+	u32 num_mca;			/* attachments, mcg_mutex */
 };
 
 struct shca_ucontext {
@@ -436,5 +445,12 @@ int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 /* rq.c */
 void shca_rq_work(struct work_struct *work);
 void shca_rcv(struct sk_buff *skb);
+int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb);
+
+/* mcast.c */
+int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+bool shca_mcast_qp_attached(struct shca_qp *qp);
+int shca_mcast_rx(struct shca_dev *sdev, struct sk_buff *skb);
 
 #endif /* SHCA_H */
