@@ -490,6 +490,20 @@ static void shca_cq_comp_work(struct work_struct *work)
 }
 
 /**
+ * shca_cq_sync_events - wait for an event already raised on @cq
+ * @cq: a CQ a QP being destroyed completed into
+ *
+ * ib_free_cq() stops its own polling before it calls destroy_cq, so an
+ * event still queued then would re-arm polling on a dying CQ; QP
+ * destroy drains it once the QP can produce no more completions.
+ * Context: process, may sleep.
+ */
+void shca_cq_sync_events(struct shca_cq *cq)
+{
+	flush_work(&cq->comp_work);
+}
+
+/**
  * shca_modify_cq - set CQ moderation
  * @ibcq: the CQ
  * @cq_count: raise the event after this many completions (0: no limit)

@@ -329,6 +329,10 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_qp_put(qp);
 	/* queued work, timers, skbs and lookups all hold references */
 	wait_for_completion(&qp->freed);
+	if (ibqp->send_cq)
+		shca_cq_sync_events(to_scq(ibqp->send_cq));
+	if (ibqp->recv_cq)
+		shca_cq_sync_events(to_scq(ibqp->recv_cq));
 	skb_queue_purge(&qp->rx_queue);
 	skb_queue_purge(&qp->comp_queue);
 	shca_qp_fini_rc(qp);

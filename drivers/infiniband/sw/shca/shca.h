@@ -417,6 +417,7 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
+void shca_cq_sync_events(struct shca_cq *cq);
 void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		  bool solicited);
 
