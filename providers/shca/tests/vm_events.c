@@ -4,11 +4,15 @@
  * live device.  Runs in the VM (see tests/vm_events.sh):
  *
  *   vm_events DEV GID_INDEX
+ *   vm_events DEV GID_INDEX mcast-recv|mcast-send GROUP COUNT
+ *
+ * GROUP is an IPv4 or IPv6 multicast address.
  *
  * UD QPs on DEV talk to each other through the device's own GID.  No
  * wall-clock assertion: "no event yet" is checked after the completions
  * have provably arrived, and "an event comes" waits generously.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -301,6 +305,116 @@ static void test_mcast_rules(struct env *e)
 	printf("ok - multicast attach/detach rules, EBUSY on destroy\n");
 }
 
+/* Byte @j of multicast message @i. */
+static uint8_t mc_byte(int i, int j)
+{
+	return (uint8_t)(i * 31 + j + 7);
+}
+
+/* Parse "a.b.c.d" into an IPv4-mapped MGID, or an IPv6 address. */
+static int mgid_parse(union ibv_gid *g, const char *s)
+{
+	unsigned int a, b, c, d;
+
+	if (strchr(s, ':'))
+		return inet_pton(AF_INET6, s, g->raw) == 1 ? 0 : -1;
+	if (sscanf(s, "%u.%u.%u.%u", &a, &b, &c, &d) != 4 ||
+	    a > 255 || b > 255 || c > 255 || d > 255)
+		return -1;
+	mgid_v4(g, (uint8_t)a, (uint8_t)b, (uint8_t)c, (uint8_t)d);
+	return 0;
+}
+
+/*
+ * Two UD QPs attach to the group; each must receive all @n datagrams,
+ * byte for byte, with the GRH in front.
+ */
+static int mcast_recv(struct env *e, const union ibv_gid *mgid, int n)
+{
+	struct ibv_qp *qp[2] = { ud_qp(e, e->scq, e->rcq),
+				 ud_qp(e, e->scq, e->rcq) };
+	int got[2] = { 0, 0 }, spins = 0, q, i, j;
+	struct ibv_wc wc;
+
+	if (!qp[0] || !qp[1] || n > NBUF / 2)
+		return -1;
+	for (q = 0; q < 2; q++) {
+		for (i = 0; i < n; i++) {
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)e->buf + NBUF * MSG +
+					(size_t)(q * n + i) * (MSG + 40),
+				.length = MSG + 40, .lkey = e->mr->lkey,
+			};
+			struct ibv_recv_wr wr = { .wr_id = (uint64_t)(q * n + i),
+						  .sg_list = &sge,
+						  .num_sge = 1 }, *bad;
+
+			if (ibv_post_recv(qp[q], &wr, &bad))
+				return -1;
+		}
+		CHECK(ibv_attach_mcast(qp[q], mgid, 0) == 0);
+	}
+	printf("mcast-recv: ready\n");
+	fflush(stdout);
+	while (got[0] + got[1] < 2 * n && spins < 1500000) {
+		uint8_t *p;
+		int r = ibv_poll_cq(e->rcq, 1, &wc);
+
+		if (r <= 0) {
+			usleep(200);
+			spins++;
+			continue;
+		}
+		CHECK(wc.status == IBV_WC_SUCCESS);
+		CHECK(wc.byte_len == MSG + 40 && (wc.wc_flags & IBV_WC_GRH));
+		q = wc.qp_num == qp[1]->qp_num;
+		got[q]++;
+		p = e->buf + NBUF * MSG + wc.wr_id * (MSG + 40) + 40;
+		i = p[0];		/* the sender's message index */
+		for (j = 1; j < MSG; j++)
+			if (p[j] != mc_byte(i, j))
+				break;
+		CHECK(i < n && j == MSG);
+	}
+	CHECK(got[0] == n && got[1] == n);
+	for (q = 0; q < 2; q++)
+		CHECK(ibv_detach_mcast(qp[q], mgid, 0) == 0);
+	CHECK(ibv_destroy_qp(qp[0]) == 0 && ibv_destroy_qp(qp[1]) == 0);
+	printf("%s - multicast: %d + %d datagrams verified on 2 QPs\n",
+	       got[0] == n && got[1] == n ? "ok" : "not ok", got[0], got[1]);
+	return 0;
+}
+
+/* Send @n datagrams to the group: AH to the MGID, DestQP 0xFFFFFF. */
+static int mcast_send(struct env *e, const union ibv_gid *mgid, int n)
+{
+	struct ibv_ah *ah = make_ah(e, mgid);
+	int i, j;
+
+	if (!ah || n > NBUF)
+		return -1;
+	for (i = 0; i < n; i++) {
+		uint8_t *p = e->buf + i * MSG;
+		struct ibv_sge sge = { .addr = (uintptr_t)p, .length = MSG,
+				       .lkey = e->mr->lkey };
+		struct ibv_send_wr wr = {
+			.sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.ud = { .ah = ah, .remote_qpn = 0xffffff,
+				   .remote_qkey = QKEY },
+		}, *bad;
+
+		p[0] = (uint8_t)i;
+		for (j = 1; j < MSG; j++)
+			p[j] = mc_byte(i, j);
+		CHECK(ibv_post_send(e->tx, &wr, &bad) == 0);
+		CHECK(reap(e->scq, 1) == 0);
+	}
+	ibv_destroy_ah(ah);
+	printf("ok - multicast: %d datagrams sent\n", n);
+	return 0;
+}
+
 static int setup(struct env *e, const char *dev_name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -345,6 +459,17 @@ int main(int argc, char **argv)
 	if (setup(&e, argv[1])) {
 		perror("setup");
 		return 1;
+	}
+	if (argc == 6) {
+		union ibv_gid mgid;
+
+		if (mgid_parse(&mgid, argv[4]))
+			return 2;
+		if (!strcmp(argv[3], "mcast-recv"))
+			mcast_recv(&e, &mgid, atoi(argv[5]));
+		else
+			mcast_send(&e, &mgid, atoi(argv[5]));
+		return failures ? 1 : 0;
 	}
 	test_vectors(&e);
 	test_moderation(&e);
