@@ -27,8 +27,35 @@ wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 g=$(gid_index shca0 "ffff:0a4d:0001")
+
+# The CQ that gets events uses the last completion vector: its handler
+# must run on that CPU (seen through the workqueue tracepoint).
+tr=/sys/kernel/tracing
+ev=$tr/events/workqueue/workqueue_execute_start/enable
+[ -e "$ev" ] || mount -t tracefs nodev $tr 2>/dev/null
+traced=0
+if [ -w "$ev" ]; then
+	echo >$tr/trace
+	echo 1 >"$ev" && traced=1
+fi
 $A timeout 600 "$repo/providers/shca/build/vm_events" shca0 "$g" "$@"
 rc=$?
+if [ $traced = 1 ]; then
+	echo 0 >"$ev"
+	cpus=$(grep shca_cq_comp_work $tr/trace |
+	       awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^\[[0-9]+\]$/) {
+			s = $i; gsub(/[][]/, "", s); print s + 0; break } }' |
+	       sort -u | tr '\n' ' ')
+	want="$(($(nproc) - 1)) "
+	if [ "$cpus" = "$want" ]; then
+		echo "ok - completion handlers ran on CPU $want(the CQ's vector)"
+	else
+		echo "not ok - completion handlers ran on CPUs '$cpus', want '$want'"
+		rc=1
+	fi
+else
+	echo "ok - completion vector CPU # SKIP no tracefs"
+fi
 
 # mckey: $1 = group, $2/$3 = receiver/sender bind addresses.  Two QPs of
 # the receiver join, so each datagram is fanned out to both.
