@@ -442,6 +442,14 @@ int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	return ret;
 }
 
+/* CQ moderation (cq_count, cq_period in usec) lives in the kernel. */
+int shca_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr)
+{
+	struct ibv_modify_cq cmd = {};
+
+	return ibv_cmd_modify_cq(ibcq, attr, &cmd, sizeof(cmd));
+}
+
 int shca_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct shca_cq *cq = to_shca_cq(ibcq);

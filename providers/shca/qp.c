@@ -2,9 +2,8 @@
 /*
  * Queue pairs: creation maps the SQ and RQ rings the kernel describes.
  *
- * Posting (UD only for now) writes WQEs into the mapped rings; see
- * shca_post_send().  The ibv_qp_ex work request API is refused at
- * creation time.
+ * Posting writes WQEs into the mapped rings; see shca_post_send().  The
+ * ibv_qp_ex work request API (qp_ex.c) shares the helpers at the end.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,8 +27,8 @@ static_assert(sizeof(struct shca_create_qp_cmd_resp) ==
 
 static int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
 {
-	/* IBV_QP_INIT_ATTR_SEND_OPS_FLAGS (ibv_wr_*) is datapath: issue #3 */
-	if (attr->comp_mask & ~IBV_QP_INIT_ATTR_PD)
+	if (attr->comp_mask &
+	    ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return EINVAL;
@@ -37,10 +36,13 @@ static int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
-		return 0;
+		break;
 	default:
 		return EOPNOTSUPP;
 	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		return 0;
+	return shca_qp_ex_check(attr->qp_type, attr->send_ops_flags);
 }
 
 /* The kernel may round capabilities up, never down. */
@@ -130,6 +132,8 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 	qp->max_inline_data = resp->max_inline_data;
 	qp->sq.max_sge = attr->cap.max_send_sge;
 	qp->rq.max_sge = attr->cap.max_recv_sge;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		shca_qp_ex_init(qp, attr->send_ops_flags);
 	return 0;
 }
 
@@ -218,6 +222,20 @@ int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
+/* UD multicast membership is kept by the kernel (mcast.c). */
+int shca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(ibqp, gid, lid);
+}
+
+int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(ibqp, gid, lid);
+}
+
+/* Fails (EBUSY, from the kernel) while the QP is attached to a group. */
 int shca_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
@@ -238,14 +256,14 @@ int shca_destroy_qp(struct ibv_qp *ibqp)
 /* Posting                                                            */
 /* ------------------------------------------------------------------ */
 
-static void *shca_wq_slot(struct shca_wq *wq, uint32_t idx)
+void *shca_wq_slot(struct shca_wq *wq, uint32_t idx)
 {
 	return wq->ring.entries + ((size_t)(idx & wq->ring.mask) <<
 				   wq->ring.entry_shift);
 }
 
 /* Room for one more WQE?  The kernel publishes cons with release. */
-static bool shca_wq_has_room(struct shca_wq *wq)
+bool shca_wq_has_room(struct shca_wq *wq)
 {
 	uint32_t cons = __atomic_load_n(&wq->ring.ctl->cons, __ATOMIC_ACQUIRE);
 
@@ -253,7 +271,7 @@ static bool shca_wq_has_room(struct shca_wq *wq)
 }
 
 /* Publish our producer index: WQEs are written before prod. */
-static void shca_wq_publish(struct shca_wq *wq)
+void shca_wq_publish(struct shca_wq *wq)
 {
 	__atomic_store_n(&wq->ring.ctl->prod, wq->prod, __ATOMIC_RELEASE);
 }
@@ -278,7 +296,7 @@ static int shca_send_inline(struct shca_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
-static uint8_t shca_send_flags(unsigned int flags)
+uint8_t shca_send_flags(unsigned int flags)
 {
 	return (flags & IBV_SEND_SIGNALED ? SHCA_WQE_F_SIGNALED : 0) |
 	       (flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0) |
@@ -365,10 +383,12 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = opcode;
 	wqe->flags = shca_send_flags(wr->send_flags);
+	/* ex only carries something for these; never stale user bytes */
 	if (opcode == SHCA_OP_SEND_WITH_INV)
 		wqe->ex = wr->invalidate_rkey;
-	else
-		wqe->ex = wr->imm_data;
+	else if (opcode == SHCA_OP_SEND_WITH_IMM ||
+		 opcode == SHCA_OP_RDMA_WRITE_WITH_IMM)
+		wqe->ex = (uint32_t)wr->imm_data;
 	ret = shca_wqe_remote(qp, wr, wqe);
 	if (ret)
 		return ret;
@@ -384,7 +404,7 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 }
 
 /* Ring the doorbell unless the kernel's SQ engine is already running. */
-static void shca_sq_doorbell(struct shca_qp *qp)
+void shca_sq_doorbell(struct shca_qp *qp)
 {
 	struct ibv_send_wr *bad;
 

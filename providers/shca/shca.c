@@ -290,13 +290,13 @@ static int shca_destroy_ah(struct ibv_ah *ibah)
  * Only implemented verbs are listed; everything else stays NULL so that
  * libibverbs answers EOPNOTSUPP through its own defaults
  * (verbs_init_context() installs them before verbs_set_ops() copies the
- * non-NULL entries below).  post_send/post_recv handle UD QPs and answer
- * EOPNOTSUPP for the others until the RC/UC datapath lands.
+ * non-NULL entries below).
  */
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_pd = shca_alloc_pd,
+	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_cq_ex = shca_create_cq_ex,
@@ -307,7 +307,9 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.detach_mcast = shca_detach_mcast,
 	.free_context = shca_free_context,
+	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,

@@ -2,7 +2,8 @@
 /*
  * shca userspace provider: private state.
  *
- * Posting: UD QPs only so far (RC/UC datapath is the next slice).
+ * Posting: ibv_post_send/ibv_post_recv (qp.c) and the ibv_qp_ex work
+ * request API (qp_ex.c) write the same WQEs into the mapped rings.
  */
 #ifndef SHCA_PROVIDER_H
 #define SHCA_PROVIDER_H
@@ -83,6 +84,16 @@ struct shca_qp {
 	struct shca_wq sq;
 	struct shca_wq rq;
 	uint32_t max_inline_data;
+	/*
+	 * ibv_qp_ex batch, between wr_start and wr_complete/wr_abort (which
+	 * hold sq.lock for the whole batch): WQEs are written from
+	 * wr_start_prod up to sq.prod but not published; wr_cur is the one
+	 * being built and wr_err the first error of the batch.
+	 */
+	uint64_t send_ops;		/* IBV_QP_EX_WITH_* granted */
+	uint32_t wr_start_prod;
+	int wr_err;
+	struct shca_send_wqe *wr_cur;
 };
 
 struct shca_ah {
@@ -141,6 +152,7 @@ int shca_destroy_cq(struct ibv_cq *ibcq);
 int shca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
+int shca_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 int shca_cqe_read(struct shca_ring *ring, uint32_t cons, struct shca_cqe *out);
 void shca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc);
 void shca_cq_set_ex_ops(struct ibv_cq_ex *cq);
@@ -158,5 +170,18 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+int shca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid);
+int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
+		      uint16_t lid);
+void *shca_wq_slot(struct shca_wq *wq, uint32_t idx);
+bool shca_wq_has_room(struct shca_wq *wq);
+void shca_wq_publish(struct shca_wq *wq);
+void shca_sq_doorbell(struct shca_qp *qp);
+uint8_t shca_send_flags(unsigned int flags);
+
+/* qp_ex.c */
+int shca_qp_ex_check(enum ibv_qp_type type, uint64_t send_ops);
+void shca_qp_ex_init(struct shca_qp *qp, uint64_t send_ops);
 
 #endif /* SHCA_PROVIDER_H */

@@ -356,6 +356,7 @@ SHCA_DECLARE_CMD(ibv_post_send, ib_uverbs_post_send);
 SHCA_DECLARE_CMD_EX(ibv_create_cq_ex, ib_uverbs_ex_create_cq);
 SHCA_DECLARE_CMD_EX(ibv_create_qp_ex, ib_uverbs_ex_create_qp);
 SHCA_DECLARE_CMD_EX(ibv_modify_qp_ex, ib_uverbs_ex_modify_qp);
+SHCA_DECLARE_CMD_EX(ibv_modify_cq, ib_uverbs_ex_modify_cq);
 SHCA_DECLARE_CMD_EX(ibv_create_wq, ib_uverbs_ex_create_wq);
 SHCA_DECLARE_CMD_EX(ibv_modify_wq, ib_uverbs_ex_modify_wq);
 SHCA_DECLARE_CMD_EX(ibv_query_device_ex, ib_uverbs_ex_query_device);
@@ -411,6 +412,8 @@ int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
 		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
 		      size_t resp_size);
 int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_modify_cq(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr,
+		      struct ibv_modify_cq *cmd, size_t cmd_size);
 int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 			 struct ibv_qp_init_attr_ex *attr_ex,
 			 struct ibv_create_qp *cmd, size_t cmd_size,
@@ -423,6 +426,10 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
 int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		      struct ibv_send_wr **bad_wr);
 int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,

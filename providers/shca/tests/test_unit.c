@@ -299,6 +299,400 @@ static void test_poll_cq_ex(void)
 	pthread_spin_destroy(&f.cq.lock);
 }
 
+/* ------------------------------------------------------------------ */
+/* Send WQEs: ibv_post_send and the ibv_qp_ex API                      */
+/* ------------------------------------------------------------------ */
+
+#define FQ_ENTRIES	8
+#define FQ_SHIFT	8
+#define FQ_MAX_SGE	4
+#define FQ_MAX_INLINE	((1u << FQ_SHIFT) - sizeof(struct shca_send_wqe))
+
+/* A QP whose SQ is plain memory; the "engine" is always active, so
+ * publishing never rings the (absent) doorbell.
+ */
+struct fake_qp {
+	struct shca_qp qp;
+	struct shca_ring_ctl ctl;
+	uint8_t ring[FQ_ENTRIES][1u << FQ_SHIFT] __attribute__((aligned(64)));
+};
+
+static void fake_qp_init(struct fake_qp *f, enum ibv_qp_type type,
+			 uint64_t send_ops)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_spin_init(&f->qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
+	f->qp.vqp.qp.qp_type = type;
+	f->qp.sq.ring.map = f->ring;
+	f->qp.sq.ring.ctl = &f->ctl;
+	f->qp.sq.ring.entries = &f->ring[0][0];
+	f->qp.sq.ring.mask = FQ_ENTRIES - 1;
+	f->qp.sq.ring.entry_shift = FQ_SHIFT;
+	f->qp.sq.max_sge = FQ_MAX_SGE;
+	f->qp.max_inline_data = FQ_MAX_INLINE;
+	f->ctl.flags = SHCA_RING_F_ENGINE_ACTIVE;
+	if (send_ops)
+		shca_qp_ex_init(&f->qp, send_ops);
+}
+
+static struct shca_send_wqe *fq_wqe(struct fake_qp *f, uint32_t idx)
+{
+	return (struct shca_send_wqe *)f->ring[idx & (FQ_ENTRIES - 1)];
+}
+
+static struct shca_sge *fq_sge(struct fake_qp *f, uint32_t idx)
+{
+	return (struct shca_sge *)(fq_wqe(f, idx) + 1);
+}
+
+static uint8_t inl_buf[FQ_MAX_INLINE + 1];
+static struct shca_ah fake_ah = { .ah_handle = 0x5a5a };
+static const struct ibv_sge two_sges[2] = {
+	{ .addr = 0x1000, .length = 100, .lkey = 0x11 },
+	{ .addr = 0x2000, .length = 200, .lkey = 0x22 },
+};
+
+/* One work request of every opcode, each built by both APIs. */
+struct wqe_case {
+	enum ibv_qp_type type;
+	struct ibv_send_wr wr;
+	struct ibv_ah *ah;
+	bool inl;
+};
+
+static const struct wqe_case wqe_cases[] = {
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 1, .opcode = IBV_WR_SEND,
+	  .send_flags = IBV_SEND_SIGNALED, .num_sge = 1 } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 2, .opcode = IBV_WR_SEND_WITH_IMM,
+	  .imm_data = 0x12345678, .send_flags = IBV_SEND_SOLICITED,
+	  .num_sge = 2 } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 3, .opcode = IBV_WR_SEND_WITH_INV,
+	  .invalidate_rkey = 0xabcd, .num_sge = 1 } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 4, .opcode = IBV_WR_RDMA_WRITE,
+	  .send_flags = IBV_SEND_FENCE, .num_sge = 2, .imm_data = 0xdead,
+	  .wr.rdma = { .remote_addr = 0xfeed0000, .rkey = 0x77 } } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 5, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+	  .imm_data = 0x9abc, .num_sge = 1,
+	  .wr.rdma = { .remote_addr = 0xfeed1000, .rkey = 0x78 } } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 6, .opcode = IBV_WR_RDMA_READ, .num_sge = 1,
+	  .wr.rdma = { .remote_addr = 0xfeed2000, .rkey = 0x79 } } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 7, .opcode = IBV_WR_ATOMIC_CMP_AND_SWP,
+	  .num_sge = 1, .wr.atomic = { .remote_addr = 0xfeed3000,
+	  .compare_add = 11, .swap = 22, .rkey = 0x7a } } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 8, .opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+	  .num_sge = 1, .wr.atomic = { .remote_addr = 0xfeed4000,
+	  .compare_add = 33, .rkey = 0x7b } } },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 9, .opcode = IBV_WR_SEND,
+	  .send_flags = IBV_SEND_INLINE, .num_sge = 2 }, .inl = true },
+	{ .type = IBV_QPT_UC, .wr = { .wr_id = 10, .opcode = IBV_WR_RDMA_WRITE,
+	  .send_flags = IBV_SEND_INLINE, .num_sge = 1,
+	  .wr.rdma = { .remote_addr = 0xbeef, .rkey = 0x44 } }, .inl = true },
+	{ .type = IBV_QPT_UC, .wr = { .wr_id = 11, .opcode = IBV_WR_SEND_WITH_IMM,
+	  .imm_data = 0x1, .num_sge = 1 } },
+	{ .type = IBV_QPT_UD, .wr = { .wr_id = 12, .opcode = IBV_WR_SEND, .num_sge = 1,
+	  .wr.ud = { .remote_qpn = 0xffffff, .remote_qkey = 0x11111111 } },
+	  .ah = &fake_ah.ibv_ah },
+	{ .type = IBV_QPT_UD, .wr = { .wr_id = 13, .opcode = IBV_WR_SEND_WITH_IMM,
+	  .imm_data = 0x42, .send_flags = IBV_SEND_INLINE, .num_sge = 2,
+	  .wr.ud = { .remote_qpn = 7, .remote_qkey = 0x22 } },
+	  .ah = &fake_ah.ibv_ah, .inl = true },
+};
+
+/* The same request through the ibv_wr_*() calls. */
+static void post_ex(struct ibv_qp_ex *qpx, const struct ibv_send_wr *wr,
+		    struct ibv_ah *ah, bool inl)
+{
+	const struct ibv_sge *sg = wr->sg_list;
+
+	qpx->wr_id = wr->wr_id;
+	qpx->wr_flags = wr->send_flags & ~IBV_SEND_INLINE;
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+		ibv_wr_send(qpx);
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		ibv_wr_send_imm(qpx, wr->imm_data);
+		break;
+	case IBV_WR_SEND_WITH_INV:
+		ibv_wr_send_inv(qpx, wr->invalidate_rkey);
+		break;
+	case IBV_WR_RDMA_WRITE:
+		ibv_wr_rdma_write(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr);
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		ibv_wr_rdma_write_imm(qpx, wr->wr.rdma.rkey,
+				      wr->wr.rdma.remote_addr, wr->imm_data);
+		break;
+	case IBV_WR_RDMA_READ:
+		ibv_wr_rdma_read(qpx, wr->wr.rdma.rkey, wr->wr.rdma.remote_addr);
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		ibv_wr_atomic_cmp_swp(qpx, wr->wr.atomic.rkey,
+				      wr->wr.atomic.remote_addr,
+				      wr->wr.atomic.compare_add,
+				      wr->wr.atomic.swap);
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		ibv_wr_atomic_fetch_add(qpx, wr->wr.atomic.rkey,
+					wr->wr.atomic.remote_addr,
+					wr->wr.atomic.compare_add);
+		break;
+	default:
+		CHECK(0);
+	}
+	if (ah)
+		ibv_wr_set_ud_addr(qpx, ah, wr->wr.ud.remote_qpn,
+				   wr->wr.ud.remote_qkey);
+	if (inl) {
+		struct ibv_data_buf b[2] = {
+			{ (void *)(uintptr_t)sg[0].addr, sg[0].length },
+			{ (void *)(uintptr_t)sg[1].addr, sg[1].length },
+		};
+
+		if (wr->num_sge == 1)
+			ibv_wr_set_inline_data(qpx, b[0].addr, b[0].length);
+		else
+			ibv_wr_set_inline_data_list(qpx, 2, b);
+	} else if (wr->num_sge == 1) {
+		ibv_wr_set_sge(qpx, sg[0].lkey, sg[0].addr, sg[0].length);
+	} else {
+		ibv_wr_set_sge_list(qpx, (size_t)wr->num_sge, sg);
+	}
+}
+
+/* Field-by-field expectations for one WQE (beyond the byte compare). */
+static void check_wqe_fields(struct fake_qp *f, const struct wqe_case *c,
+			     const struct ibv_sge *sg)
+{
+	const struct ibv_send_wr *wr = &c->wr;
+	struct shca_send_wqe *w = fq_wqe(f, 0);
+	uint8_t fl = 0;
+
+	CHECK(w->wr_id == wr->wr_id && w->opcode == (uint8_t)wr->opcode);
+	fl |= wr->send_flags & IBV_SEND_SIGNALED ? SHCA_WQE_F_SIGNALED : 0;
+	fl |= wr->send_flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0;
+	fl |= wr->send_flags & IBV_SEND_FENCE ? SHCA_WQE_F_FENCE : 0;
+	fl |= c->inl ? SHCA_WQE_F_INLINE : 0;
+	CHECK(w->flags == fl && w->reserved_88 == 0 && w->xrc_remote_srqn == 0);
+	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		CHECK(w->ex == wr->invalidate_rkey);
+	else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		CHECK(w->ex == (uint32_t)wr->imm_data);
+	else
+		CHECK(w->ex == 0);
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		CHECK(w->atomic.remote_addr == wr->wr.atomic.remote_addr &&
+		      w->atomic.compare_add == wr->wr.atomic.compare_add &&
+		      w->atomic.swap == wr->wr.atomic.swap &&
+		      w->atomic.rkey == wr->wr.atomic.rkey);
+	else if (c->type == IBV_QPT_UD)
+		CHECK(w->ud.ah_handle == 0x5a5a &&
+		      w->ud.remote_qpn == wr->wr.ud.remote_qpn &&
+		      w->ud.remote_qkey == wr->wr.ud.remote_qkey);
+	else if (wr->opcode <= IBV_WR_RDMA_READ &&
+		 wr->opcode != IBV_WR_SEND && wr->opcode != IBV_WR_SEND_WITH_IMM)
+		CHECK(w->rdma.remote_addr == wr->wr.rdma.remote_addr &&
+		      w->rdma.rkey == wr->wr.rdma.rkey);
+	if (c->inl) {
+		uint32_t n = sg[0].length + (wr->num_sge > 1 ? sg[1].length : 0);
+
+		CHECK(w->num_sge == 0 && w->inline_len == n);
+		CHECK(!memcmp(w + 1, inl_buf, n));
+	} else {
+		CHECK(w->num_sge == wr->num_sge && w->inline_len == 0);
+		CHECK(!memcmp(fq_sge(f, 0), two_sges,
+			      (size_t)wr->num_sge * sizeof(struct shca_sge)));
+	}
+}
+
+static void test_wqe_opcodes(void)
+{
+	static struct fake_qp a, b;
+	const struct ibv_sge inl_sges[2] = {
+		{ .addr = (uintptr_t)inl_buf, .length = 10 },
+		{ .addr = (uintptr_t)(inl_buf + 10), .length = 30 },
+	};
+	struct ibv_send_wr *bad;
+	size_t i;
+
+	for (i = 0; i < sizeof(inl_buf); i++)
+		inl_buf[i] = (uint8_t)(i * 13 + 1);
+	for (i = 0; i < sizeof(wqe_cases) / sizeof(wqe_cases[0]); i++) {
+		const struct wqe_case *c = &wqe_cases[i];
+		struct ibv_send_wr wr = c->wr;
+
+		wr.sg_list = (struct ibv_sge *)(c->inl ? inl_sges : two_sges);
+		if (c->ah)	/* wr.wr is a union */
+			wr.wr.ud.ah = c->ah;
+		fake_qp_init(&a, c->type, 0);
+		fake_qp_init(&b, c->type, c->type == IBV_QPT_RC ?
+			     0x27f | IBV_QP_EX_WITH_SEND_WITH_INV :
+			     c->type == IBV_QPT_UC ? 0xf : 0xc);
+		CHECK(shca_post_send(&a.qp.vqp.qp, &wr, &bad) == 0);
+		CHECK(a.ctl.prod == 1 && a.qp.sq.prod == 1);
+		ibv_wr_start(&b.qp.vqp.qp_ex);
+		post_ex(&b.qp.vqp.qp_ex, &wr, c->ah, c->inl);
+		CHECK(b.ctl.prod == 0);		/* nothing before complete */
+		CHECK(ibv_wr_complete(&b.qp.vqp.qp_ex) == 0);
+		CHECK(b.ctl.prod == 1 && b.qp.sq.prod == 1);
+		if (memcmp(a.ring[0], b.ring[0], sizeof(a.ring[0]))) {
+			fprintf(stderr, "case %zu: WQEs differ\n", i);
+			failures++;
+		}
+		check_wqe_fields(&a, c, c->inl ? inl_sges : two_sges);
+		pthread_spin_destroy(&a.qp.sq.lock);
+		pthread_spin_destroy(&b.qp.sq.lock);
+	}
+}
+
+static void test_qp_ex_check(void)
+{
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, 0x27f) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, 0xf) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, 0xc) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW) == EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV) == EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_TSO) == EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
+	      EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1u << 11) == EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1ull << 40) == EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_READ) == EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE) == EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_RDMA_READ) == EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV) ==
+	      EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) ==
+	      EINVAL);
+}
+
+/* Batches: publish together, abort and errors publish nothing. */
+static void test_qp_ex_batch(void)
+{
+	static struct fake_qp f;
+	struct ibv_qp_ex *qpx = &f.qp.vqp.qp_ex;
+	struct ibv_sge big[FQ_MAX_SGE + 1] = {};
+	int i;
+
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_SEND |
+		     IBV_QP_EX_WITH_RDMA_WRITE);
+	CHECK(ibv_qp_to_qp_ex(&f.qp.vqp.qp) == qpx);
+
+	ibv_wr_start(qpx);
+	for (i = 0; i < 3; i++) {
+		qpx->wr_id = 100 + i;
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	}
+	CHECK(f.ctl.prod == 0);
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 3);
+	CHECK(fq_wqe(&f, 2)->wr_id == 102);
+
+	/* abort: nothing published, the slots are reused */
+	ibv_wr_start(qpx);
+	qpx->wr_id = 200;
+	ibv_wr_send(qpx);
+	ibv_wr_abort(qpx);
+	CHECK(f.ctl.prod == 3 && f.qp.sq.prod == 3);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 201;
+	ibv_wr_rdma_write(qpx, 5, 0x100);
+	ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 4);
+	CHECK(fq_wqe(&f, 3)->wr_id == 201);
+
+	/* an opcode not granted at creation, even after a good WQE */
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_rdma_read(qpx, 1, 2);
+	ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 4 &&
+	      f.qp.sq.prod == 4);
+
+	/* too many SGEs; a setter with no WQE; inline too long */
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge_list(qpx, FQ_MAX_SGE + 1, big);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 4);
+	ibv_wr_start(qpx);
+	ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	CHECK(ibv_wr_complete(qpx) == EINVAL);
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, inl_buf, FQ_MAX_INLINE + 1);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 4);
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_inline_data(qpx, inl_buf, FQ_MAX_INLINE);
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 5);
+	CHECK(fq_wqe(&f, 4)->inline_len == FQ_MAX_INLINE);
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_ud_addr(qpx, &fake_ah.ibv_ah, 1, 1);	/* not UD */
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 5);
+
+	/* a full ring fails the whole batch */
+	ibv_wr_start(qpx);
+	for (i = 0; i < FQ_ENTRIES; i++) {
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	}
+	CHECK(ibv_wr_complete(qpx) == ENOMEM && f.ctl.prod == 5);
+	f.ctl.cons = 5;					/* engine caught up */
+	ibv_wr_start(qpx);
+	for (i = 0; i < FQ_ENTRIES; i++) {
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	}
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 5 + FQ_ENTRIES);
+	pthread_spin_destroy(&f.qp.sq.lock);
+}
+
+/* ibv_post_send: transport checks of the RC/UC/UD opcodes. */
+static void test_post_send_checks(void)
+{
+	static struct fake_qp f;
+	struct ibv_sge sge = { .addr = 0x10, .length = 8, .lkey = 1 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_send_wr wr2;
+
+	fake_qp_init(&f, IBV_QPT_UC, 0);
+	wr.opcode = IBV_WR_RDMA_READ;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL && bad == &wr);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
+	wr.opcode = IBV_WR_LOCAL_INV;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
+	CHECK(f.ctl.prod == 0);
+
+	/* a chain stops at the first bad WR; the good ones are posted */
+	fake_qp_init(&f, IBV_QPT_UD, 0);
+	wr.opcode = IBV_WR_SEND;
+	wr.wr.ud.ah = &fake_ah.ibv_ah;
+	wr2 = wr;
+	wr2.opcode = IBV_WR_RDMA_WRITE;
+	wr.next = &wr2;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL && bad == &wr2);
+	CHECK(f.ctl.prod == 1);
+	wr.next = NULL;
+	wr.wr.ud.ah = NULL;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
+	wr.wr.ud.ah = &fake_ah.ibv_ah;
+	wr.num_sge = FQ_MAX_SGE + 1;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
+	wr.num_sge = 1;
+	sge.length = FQ_MAX_INLINE + 1;
+	sge.addr = (uintptr_t)inl_buf;
+	wr.send_flags = IBV_SEND_INLINE;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
+	CHECK(f.ctl.prod == 1);
+	pthread_spin_destroy(&f.qp.sq.lock);
+}
+
 int main(void)
 {
 	test_version_gate();
@@ -308,6 +702,10 @@ int main(void)
 	test_ring_map();
 	test_poll_cq();
 	test_poll_cq_ex();
+	test_qp_ex_check();
+	test_wqe_opcodes();
+	test_qp_ex_batch();
+	test_post_send_checks();
 	if (failures) {
 		fprintf(stderr, "test_unit: %d failure(s)\n", failures);
 		return 1;

@@ -7,7 +7,18 @@
  * consumer is userspace for user CQs and shca_poll_cq() for kernel CQs
  * (ring.kcons).  A user CQ's consumer index is read from shared memory
  * and never trusted.
+ *
+ * Events: a completion that matches the armed state (NEXT_COMP or
+ * SOLICITED) is counted in mod_pending.  With no moderation the event is
+ * raised at once; with modify_cq() it is raised when mod_count such
+ * completions have accumulated since the last event, or mod_period usec
+ * after the first of them (mod_timer), whichever comes first.  Raising
+ * disarms the CQ and queues comp_work on the CPU of the CQ's completion
+ * vector, which calls comp_handler.  Destroy stops both synchronously
+ * (the CQ is idle by then: ib_core refuses to destroy a CQ a QP uses).
  */
+#include <linux/cpumask.h>
+#include <linux/hrtimer.h>
 #include <linux/log2.h>
 #include <rdma/ib_verbs.h>
 
@@ -86,6 +97,32 @@ static void shca_cq_free_cqn(struct shca_dev *sdev, struct shca_cq *cq)
 	atomic_dec(&sdev->num_cq);
 }
 
+static void shca_cq_comp_work(struct work_struct *work);
+static enum hrtimer_restart shca_cq_mod_timer(struct hrtimer *timer);
+
+/*
+ * Completion vector @vector is the @vector-th online CPU (there are
+ * num_online_cpus() vectors as of registration; a CPU that has gone
+ * since falls back to the first online one).
+ */
+static int shca_cq_vector_cpu(u32 vector)
+{
+	unsigned int cpu, i = 0;
+
+	for_each_online_cpu(cpu)
+		if (i++ == vector)
+			return cpu;
+	return cpumask_first(cpu_online_mask);
+}
+
+static void shca_cq_init_events(struct shca_cq *cq, u32 vector)
+{
+	cq->comp_cpu = shca_cq_vector_cpu(vector);
+	INIT_WORK(&cq->comp_work, shca_cq_comp_work);
+	hrtimer_init(&cq->mod_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	cq->mod_timer.function = shca_cq_mod_timer;
+}
+
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   SHCA_CREATE_CQ_ARG *arg)
 {
@@ -101,6 +138,7 @@ int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (err)
 		goto err_out;
 	spin_lock_init(&cq->lock);
+	shca_cq_init_events(cq, attr->comp_vector);
 	cq->user = !!udata;
 	err = shca_ring_alloc(&cq->ring, sdev->dma_dev,
 			      roundup_pow_of_two(attr->cqe), SHCA_CQE_SHIFT,
@@ -123,11 +161,21 @@ err_out:
 	return err;
 }
 
+/*
+ * Context: process.  No QP uses the CQ any more; stop the moderation
+ * timer and the event work before the CQ's memory goes away.
+ */
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibcq->device);
 	struct shca_cq *cq = to_scq(ibcq);
+	unsigned long flags;
 
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->dying = true;		/* nothing re-arms the timer or work */
+	spin_unlock_irqrestore(&cq->lock, flags);
+	hrtimer_cancel(&cq->mod_timer);
+	cancel_work_sync(&cq->comp_work);
 	shca_cq_free_cqn(sdev, cq);
 	shca_ring_free(&cq->ring);
 	return 0;
@@ -364,6 +412,125 @@ static bool shca_cq_should_notify(struct shca_cq *cq, const struct shca_cqe *cqe
 	       (solicited || cqe->status != IB_WC_SUCCESS);
 }
 
+/*
+ * Raise the completion event: disarm and hand comp_handler to the
+ * vector's CPU.  cq->lock held.
+ */
+static void shca_cq_raise(struct shca_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->notify = 0;
+	cq->mod_pending = 0;
+	/* a running callback finds nothing pending; never waits here */
+	hrtimer_try_to_cancel(&cq->mod_timer);
+	if (cq->dying)
+		return;
+	if (cpu_online(cq->comp_cpu))
+		queue_work_on(cq->comp_cpu, system_highpri_wq, &cq->comp_work);
+	else
+		queue_work(system_highpri_wq, &cq->comp_work);
+}
+
+/* Has the moderation threshold been reached?  cq->lock held. */
+static bool shca_cq_mod_due(struct shca_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (!cq->mod_pending)
+		return false;
+	if (!cq->mod_count && !cq->mod_period)
+		return true;
+	return cq->mod_count && cq->mod_pending >= cq->mod_count;
+}
+
+/* Account one event-worthy completion.  cq->lock held. */
+static void shca_cq_moderate(struct shca_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->mod_pending++;
+	if (shca_cq_mod_due(cq)) {
+		shca_cq_raise(cq);
+		return;
+	}
+	if (cq->mod_period && cq->mod_pending == 1 && !cq->dying)
+		hrtimer_start(&cq->mod_timer,
+			      ns_to_ktime((u64)cq->mod_period * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_SOFT);
+}
+
+/*
+ * cq_period expired since the first unreported completion.
+ * Context: softirq (soft hrtimer).
+ */
+static enum hrtimer_restart shca_cq_mod_timer(struct hrtimer *timer)
+{
+	struct shca_cq *cq = container_of(timer, struct shca_cq, mod_timer);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->mod_pending)
+		shca_cq_raise(cq);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Deliver the completion event.  Context: process, a bound kworker of
+ * the completion vector's CPU (system_highpri_wq), BHs disabled around
+ * the handler so softirq-based pollers (irq_poll) run on the way out.
+ */
+static void shca_cq_comp_work(struct work_struct *work)
+{
+	struct shca_cq *cq = container_of(work, struct shca_cq, comp_work);
+
+	if (!cq->ibcq.comp_handler)
+		return;
+	local_bh_disable();
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	local_bh_enable();
+}
+
+/**
+ * shca_cq_sync_events - wait for an event already raised on @cq
+ * @cq: a CQ a QP being destroyed completed into
+ *
+ * ib_free_cq() stops its own polling before it calls destroy_cq, so an
+ * event still queued then would re-arm polling on a dying CQ; QP
+ * destroy drains it once the QP can produce no more completions.
+ * Context: process, may sleep.
+ */
+void shca_cq_sync_events(struct shca_cq *cq)
+{
+	flush_work(&cq->comp_work);
+}
+
+/**
+ * shca_modify_cq - set CQ moderation
+ * @ibcq: the CQ
+ * @cq_count: raise the event after this many completions (0: no limit)
+ * @cq_period: ... or this many usec after the first one (0: no timer)
+ *
+ * Both zero turns moderation off.  Context: process.
+ * Return: 0, or -EINVAL for a period above SHCA_MAX_CQ_MOD_PERIOD.
+ */
+int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+{
+	struct shca_cq *cq = to_scq(ibcq);
+	unsigned long flags;
+
+	if (cq_period > SHCA_MAX_CQ_MOD_PERIOD) {
+		ibdev_dbg(ibcq->device, "cq %u: cq_period %u > %u\n", cq->cqn,
+			  cq_period, SHCA_MAX_CQ_MOD_PERIOD);
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->mod_count = cq_count;
+	cq->mod_period = cq_period;
+	if (shca_cq_mod_due(cq))
+		shca_cq_raise(cq);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return 0;
+}
+
 /* Write one CQE at the private producer index; cq->lock held. */
 static int shca_cq_push(struct shca_cq *cq, const struct shca_cqe *cqe)
 {
@@ -396,19 +563,21 @@ static void shca_cq_overflow(struct shca_cq *cq)
 }
 
 /**
- * shca_cq_post - produce one completion and raise the event if armed
+ * shca_cq_post - produce one completion and account it for the event
  * @cq: completion queue
  * @cqe: the completion
  * @solicited: the completion is for a solicited message
  *
  * A full (or corrupt) ring marks the CQ in error and sends
- * IB_EVENT_CQ_ERR once; the completion is lost.
- * Context: process (the engines' work items); does not sleep.
+ * IB_EVENT_CQ_ERR once; the completion is lost.  The completion event
+ * itself is delivered asynchronously on the vector's CPU (see the top of
+ * this file).
+ * Context: any (the engines' work items); does not sleep.
  */
 void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		  bool solicited)
 {
-	bool notify = false, overflow = false;
+	bool overflow = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
@@ -417,17 +586,10 @@ void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		overflow = !cq->overflow;
 		cq->overflow = true;
 	} else if (shca_cq_should_notify(cq, cqe, solicited)) {
-		cq->notify = 0;
-		notify = true;
+		shca_cq_moderate(cq);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	if (overflow)
 		shca_cq_overflow(cq);
-	if (notify && cq->ibcq.comp_handler) {
-		/* softirq-based pollers (irq_poll) run on local_bh_enable */
-		local_bh_disable();
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
-		local_bh_enable();
-	}
 }

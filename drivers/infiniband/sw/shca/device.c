@@ -42,6 +42,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_sge_rd = SHCA_MAX_SGE;
 	attr->max_cq = SHCA_MAX_CQ;
 	attr->max_cqe = SHCA_MAX_CQE;
+	attr->cq_caps.max_cq_moderation_count = SHCA_MAX_CQ_MOD_COUNT;
+	attr->cq_caps.max_cq_moderation_period = SHCA_MAX_CQ_MOD_PERIOD;
 	attr->max_mr = SHCA_MAX_MR;
 	attr->max_pd = SHCA_MAX_PD;
 	/* responder resources: max_dest_rd_atomic per QP, all QPs at once */
@@ -51,6 +53,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = SHCA_MAX_AH;
 	attr->max_pkeys = 1;
+	attr->max_mcast_grp = SHCA_MAX_MCG;
+	attr->max_mcast_qp_attach = SHCA_MAX_MCG_QP;
+	attr->max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCG_QP;
 	return 0;
 }
 

@@ -162,6 +162,8 @@ static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
 	ida_init(&sdev->pd_ida);
+	mutex_init(&sdev->mcg_mutex);
+	INIT_LIST_HEAD(&sdev->mcgs);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1);
@@ -193,7 +195,8 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = SHCA_NUM_COMP_VECTORS;
+	/* one completion vector per CPU, see shca_cq_vector_cpu() */
+	ibdev->num_comp_vectors = num_online_cpus();
 	ibdev->node_guid = shca_mac_to_guid(ndev->dev_addr);
 	ibdev->dev.parent = sdev->dma_dev;
 	/* POST_SEND with no work request is the user SQ doorbell */
@@ -381,6 +384,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
@@ -392,6 +396,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,
@@ -400,6 +405,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_port_immutable = shca_get_port_immutable,
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
+	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,

@@ -316,6 +316,12 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct shca_dev *sdev = to_sdev(ibqp->device);
 	struct shca_qp *qp = to_sqp(ibqp);
 
+	/* ibv_create_qp(3): a QP still attached to a group is busy */
+	if (shca_mcast_qp_attached(qp)) {
+		ibdev_dbg(ibqp->device, "qp %u: still attached to a group\n",
+			  ibqp->qp_num);
+		return -EBUSY;
+	}
 	WRITE_ONCE(qp->dying, true);	/* engines drop everything now */
 	xa_erase_irq(&sdev->qps, ibqp->qp_num);
 	if (shca_qp_is_rc_uc(ibqp->qp_type))
@@ -323,6 +329,10 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_qp_put(qp);
 	/* queued work, timers, skbs and lookups all hold references */
 	wait_for_completion(&qp->freed);
+	if (ibqp->send_cq)
+		shca_cq_sync_events(to_scq(ibqp->send_cq));
+	if (ibqp->recv_cq)
+		shca_cq_sync_events(to_scq(ibqp->recv_cq));
 	skb_queue_purge(&qp->rx_queue);
 	skb_queue_purge(&qp->comp_queue);
 	shca_qp_fini_rc(qp);

@@ -123,16 +123,20 @@ static int shca_qp_transport(enum ib_qp_type type)
 	}
 }
 
-/* Hand a checked packet to its QP; return the stat to count or -1. */
-static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
-			   u32 dqpn)
+/**
+ * shca_rx_enqueue - queue a checked packet on its QP
+ * @qp: the destination, referenced; the reference goes with @skb
+ * @skb: checked and parsed (skb->cb)
+ *
+ * Context: softirq.
+ * Return: -1 if queued, else the stat to count; then the reference is
+ * dropped and the caller frees @skb.
+ */
+int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb)
 {
-	struct shca_qp *qp = shca_qp_get(sdev, dqpn);
 	u8 opcode = shca_rx_cb(skb)->opcode;
 	struct sk_buff_head *queue;
 
-	if (!qp)
-		return SHCA_STAT_RX_NO_QP;
 	if (shca_opcode_transport(opcode) !=
 	    shca_qp_transport(qp->ibqp.qp_type)) {
 		shca_qp_put(qp);
@@ -148,6 +152,23 @@ static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
 	shca_qp_queue(qp, queue == &qp->rx_queue ? &qp->rq_work :
 			  &qp->sq_work);
 	return -1;
+}
+
+/*
+ * Hand a checked packet to its QP, or to every QP of its multicast
+ * group; return the stat to count or -1.
+ */
+static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
+			   u32 dqpn)
+{
+	struct shca_qp *qp;
+
+	if (dqpn == SHCA_MCAST_QPN)
+		return shca_mcast_rx(sdev, skb);
+	qp = shca_qp_get(sdev, dqpn);
+	if (!qp)
+		return SHCA_STAT_RX_NO_QP;
+	return shca_rx_enqueue(qp, skb);
 }
 
 /**

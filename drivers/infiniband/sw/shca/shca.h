@@ -20,6 +20,7 @@
 #include <linux/atomic.h>
 #include <linux/completion.h>
 #include <linux/device.h>
+#include <linux/hrtimer.h>
 #include <linux/idr.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -57,7 +58,14 @@
 #define SHCA_MAX_RD_ATOM	16
 #define SHCA_GID_TBL_LEN	128
 #define SHCA_PKEY_DEFAULT	0xffff
-#define SHCA_NUM_COMP_VECTORS	1
+/* CQ moderation limits (cq_caps); the period is in microseconds. */
+#define SHCA_MAX_CQ_MOD_COUNT	U16_MAX
+#define SHCA_MAX_CQ_MOD_PERIOD	4095
+/* UD multicast (mcast.c) */
+#define SHCA_MAX_MCG		1024
+#define SHCA_MAX_MCG_QP		64
+#define SHCA_MAX_TOTAL_MCG_QP	4096
+#define SHCA_MCAST_QPN		0xffffff
 
 /*
  * shca has no IEEE OUI; report a locally administered company ID
@@ -114,6 +122,10 @@ struct shca_dev {
 	u32 next_cqn;
 	atomic_t mr_key_gen;
 	atomic64_t stats[SHCA_NUM_STATS];
+	struct mutex mcg_mutex;		/* multicast attach/detach */
+	struct list_head mcgs;		/* RCU list of struct shca_mcg */
+	u32 num_mcg;			/* mcg_mutex */
+	u32 num_mca;			/* attachments, mcg_mutex */
 };
 
 struct shca_ucontext {
@@ -167,6 +179,13 @@ struct shca_cq {
 	u32 cqn;
 	enum ib_cq_notify_flags notify;	/* 0 when disarmed */
 	bool overflow;			/* IB_EVENT_CQ_ERR was sent */
+	bool dying;			/* destroy started, cq->lock */
+	u16 mod_count;			/* moderation, cq->lock */
+	u16 mod_period;			/* usec, cq->lock */
+	u32 mod_pending;		/* unreported event CQEs, cq->lock */
+	int comp_cpu;			/* CPU of the completion vector */
+	struct hrtimer mod_timer;	/* cq_period; cancelled in destroy */
+	struct work_struct comp_work;	/* comp_handler on comp_cpu; ditto */
 };
 
 struct shca_wq {
@@ -397,6 +416,8 @@ int shca_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int shca_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
+void shca_cq_sync_events(struct shca_cq *cq);
 void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		  bool solicited);
 
@@ -425,5 +446,12 @@ int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 /* rq.c */
 void shca_rq_work(struct work_struct *work);
 void shca_rcv(struct sk_buff *skb);
+int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb);
+
+/* mcast.c */
+int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
+bool shca_mcast_qp_attached(struct shca_qp *qp);
+int shca_mcast_rx(struct shca_dev *sdev, struct sk_buff *skb);
 
 #endif /* SHCA_H */
