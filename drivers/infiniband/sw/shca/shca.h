@@ -55,7 +55,7 @@
 #define SHCA_MAX_MR_SIZE	(1ULL << 40)
 #define SHCA_MAX_AH		65536
 #define SHCA_MAX_SGE		12
-#define SHCA_MAX_RD_ATOM	16
+#define SHCA_MAX_RD_ATOM	128
 #define SHCA_GID_TBL_LEN	128
 #define SHCA_PKEY_DEFAULT	0xffff
 /* CQ moderation limits (cq_caps); the period is in microseconds. */
