@@ -149,7 +149,7 @@ e2e_selected() {
 E2E_T=${E2E_T:-300}
 pair_case() {
 	local name=$1 wait=$2 sns=$3 scmd=$4 cns=$5 ccmd=$6 chk=${7:-}
-	local slug srv crc src=0 why i
+	local slug srv crc src=0 why i t0=$SECONDS
 	e2e_selected "$name" || return 0
 	slug=$(echo "$E2E_SUITE-$name" | tr -c 'A-Za-z0-9.\n-' '_')
 	local slog=$E2E_LOGS/$slug.srv clog=$E2E_LOGS/$slug.cli
@@ -176,6 +176,7 @@ pair_case() {
 		wait "$srv"
 		src=$?
 	fi
+	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
 	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
 		not_ok "$name" "client rc=$crc: $(tail1 "$clog" 6) | server rc=$src: $(tail1 "$slog" 6)"
 	elif [ -n "$chk" ] && ! why=$("$chk" "$slog" "$clog" 2>&1); then
