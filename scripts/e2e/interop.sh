@@ -12,7 +12,7 @@ A="ip netns exec shca-a"
 I=""	# init_net
 
 bw_ok() {
-	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ { n++; if ($4 + 0 > 0) good++ }
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ { n++; if ($4 + 0 > 0 || $5 + 0 > 0) good++ }
 	     END { exit !(n > 0 && good == n) }' "$2" && return 0
 	echo "no non-zero bandwidth line: $(tail1 "$2" 4)"
 	return 1
