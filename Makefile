@@ -8,6 +8,7 @@
 #   make provider       providers/shca/build/libshca-rdmav34.so
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
 #   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo
+#   make bench          VM (6.12): shca vs rdma_rxe bandwidth/latency table
 #   make clean
 #
 # Each kernel gets its own build directory holding a symlink mirror of
@@ -28,7 +29,7 @@ MOD_SRCS := $(shell find $(addprefix $(TOP)/,drivers kunit include) \
 
 SHELL := /bin/bash
 
-.PHONY: all module modules-all sparse checkpatch clean provider check demo
+.PHONY: all module modules-all sparse checkpatch clean provider check demo bench
 
 all: module
 
@@ -73,6 +74,12 @@ provider:
 
 check:
 	$(SCRIPTS)/check.sh
+
+bench:
+	$(SCRIPTS)/deps.sh
+	$(call kbuild,build/6.12,$(call kinfo,6.12),)
+	$(MAKE) provider
+	$(SCRIPTS)/bench.sh
 
 demo:
 	$(SCRIPTS)/deps.sh

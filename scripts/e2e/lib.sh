@@ -61,3 +61,171 @@ expect_eq() {
 e2e_finish() {
 	[ "$E2E_FAILED" -eq 0 ]
 }
+
+# --- RDMA pair helpers (rc.sh, interop.sh, netem.sh, bench) ---------------
+
+# Every per-run log goes under $E2E_LOGS.
+E2E_LOGS=${E2E_LOGS:-${SHCA_OUT:-${TMPDIR:-/tmp}}/e2e-logs}
+mkdir -p "$E2E_LOGS"
+
+# rdma_gid DEV PATTERN: the index of DEV's RoCE v2 GID whose value matches
+# PATTERN (a grep regex on the sysfs text), e.g. "ffff:0a4d:0001".
+rdma_gid() {
+	local dev=$1 pat=$2 f i
+	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
+		i=${f##*/}
+		grep -q "$pat" "$f" 2>/dev/null || continue
+		grep -q "RoCE v2" /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null || continue
+		echo "$i"
+		return 0
+	done
+	return 1
+}
+
+# The sysfs spelling of the test addresses' GIDs.
+GID4_A="ffff:0a4d:0001"
+GID4_B="ffff:0a4d:0002"
+GID6_A="fd77:0000:0000:0000:0000:0000:0000:0001"
+GID6_B="fd77:0000:0000:0000:0000:0000:0000:0002"
+
+# rdma_dev_add NSCMD DRIVER DEV NETDEV: create DEV (type shca or rxe) on
+# NETDEV in the namespace NSCMD ("" = init_net, else "ip netns exec X") and
+# wait until it is ACTIVE with its IPv4 and IPv6 RoCE v2 GIDs.
+rdma_dev_add() {
+	local ns=$1 drv=$2 dev=$3 nd=$4 v4 v6
+	case "$drv" in
+	shca) modprobe shca ;;
+	rxe) modprobe rdma_rxe ;;
+	*) echo "unknown driver $drv" >&2; return 1 ;;
+	esac || return 1
+	$ns rdma link add "$dev" type "$drv" netdev "$nd" || return 1
+	case "$nd" in
+	veth-a|pv0) v4=$GID4_A; v6=$GID6_A ;;
+	*) v4=$GID4_B; v6=$GID6_B ;;
+	esac
+	wait_for 90 grep -q ACTIVE /sys/class/infiniband/"$dev"/ports/1/state &&
+	wait_for 90 rdma_gid "$dev" "$v4" &&
+	wait_for 90 rdma_gid "$dev" "$v6"
+}
+
+# rdma_dev_del NSCMD DEV
+rdma_dev_del() {
+	$1 rdma link delete "$2"
+}
+
+# veth_b_to_init_net: move veth-b (10.77.0.2, fd77::2) out of shca-b into
+# init_net, where rdma_rxe works on every kernel.  veth_b_to_netns undoes it.
+veth_b_to_init_net() {
+	ip netns exec shca-b ip link set veth-b netns 1 &&
+	ip addr add 10.77.0.2/24 dev veth-b &&
+	ip -6 addr add fd77::2/64 dev veth-b nodad &&
+	ip link set veth-b up
+}
+veth_b_to_netns() {
+	ip link set veth-b netns shca-b &&
+	ip netns exec shca-b ip addr add 10.77.0.2/24 dev veth-b &&
+	ip netns exec shca-b ip -6 addr add fd77::2/64 dev veth-b nodad &&
+	ip netns exec shca-b ip link set veth-b up
+}
+
+# tail1 FILE: the last lines of FILE on one line, for failure messages.
+tail1() {
+	tail -n "${2:-3}" "$1" 2>/dev/null | tr '\n' ' '
+}
+
+# e2e_selected NAME: false when $E2E_ONLY (an extended regex, for ad hoc
+# runs) is set and NAME does not match it.
+e2e_selected() {
+	[ -z "${E2E_ONLY:-}" ] || echo "$1" | grep -Eq -- "$E2E_ONLY"
+}
+
+# pair_case NAME WAIT SRVNS SRVCMD CLINS CLICMD [CHECK]: run SRVCMD (a string,
+# word-split) in namespace SRVNS, wait for it (WAIT: "tcp:PORT" or "cm"),
+# then CLICMD in CLINS.  The case passes when both exit 0 and, if given, the
+# function CHECK SRVLOG CLILOG succeeds (it prints why when it does not).
+# The logs' paths stay in E2E_SRV_LOG/E2E_CLI_LOG.  Each side runs under
+# `timeout $E2E_T`; a server still running 120 s after its client finished
+# is killed and fails the case.
+E2E_T=${E2E_T:-300}
+pair_case() {
+	local name=$1 wait=$2 sns=$3 scmd=$4 cns=$5 ccmd=$6 chk=${7:-}
+	local slug srv crc src=0 why i t0=$SECONDS
+	e2e_selected "$name" || return 0
+	slug=$(echo "$E2E_SUITE-$name" | tr -c 'A-Za-z0-9.\n-' '_')
+	local slog=$E2E_LOGS/$slug.srv clog=$E2E_LOGS/$slug.cli
+	E2E_SRV_LOG=$slog E2E_CLI_LOG=$clog
+	# shellcheck disable=SC2086
+	$sns timeout "$E2E_T" $scmd >"$slog" 2>&1 &
+	srv=$!
+	case "$wait" in
+	tcp:*) wait_tcp_listen "$sns" "${wait#tcp:}" ;;
+	cm) wait_cm_listen ;;
+	esac
+	# shellcheck disable=SC2086
+	$cns timeout "$E2E_T" $ccmd >"$clog" 2>&1
+	crc=$?
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$srv" 2>/dev/null || break
+		sleep 0.2
+	done
+	if kill -0 "$srv" 2>/dev/null; then
+		kill "$srv" 2>/dev/null
+		wait "$srv" 2>/dev/null
+		src=hung
+	else
+		wait "$srv"
+		src=$?
+	fi
+	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
+	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
+		not_ok "$name" "client rc=$crc: $(tail1 "$clog" 6) | server rc=$src: $(tail1 "$slog" 6)"
+	elif [ -n "$chk" ] && ! why=$("$chk" "$slog" "$clog" 2>&1); then
+		not_ok "$name" "$why"
+	else
+		ok "$name"
+	fi
+}
+
+# pair_setup MODE: create the two ends of a test and set
+#   NA NB    namespace commands of the client (A) and server (B) side
+#   DA DB    their devices; AA AB their IPv4 addresses, A6 B6 IPv6 ones
+#   GA4 GB4 GA6 GB6   their RoCE v2 GID indices
+# MODE shca: shca0 in shca-a (veth-a) <-> shca1 in shca-b (veth-b).
+# MODE rxe: rdma_rxe on 6.1 and 6.12 has no network namespace support, so
+#   its "pair" is one rxe0 in init_net on veth-b (moved there) talking to
+#   its own address: rxe loops such packets back inside the driver.  It
+#   only serves to check the suites themselves and as the bench baseline.
+pair_setup() {
+	PAIR_MODE=$1
+	case "$1" in
+	shca)
+		NA="ip netns exec shca-a" NB="ip netns exec shca-b" DA=shca0 DB=shca1
+		AA=10.77.0.1 AB=10.77.0.2 A6=fd77::1 B6=fd77::2
+		rdma_dev_add "$NA" shca "$DA" veth-a && rdma_dev_add "$NB" shca "$DB" veth-b &&
+		GA4=$(rdma_gid "$DA" "$GID4_A") && GA6=$(rdma_gid "$DA" "$GID6_A")
+		;;
+	rxe)
+		NA="" NB="" DA=rxe0 DB=rxe0
+		AA=10.77.0.2 AB=10.77.0.2 A6=fd77::2 B6=fd77::2
+		veth_b_to_init_net && rdma_dev_add "$NB" rxe "$DB" veth-b &&
+		GA4=$(rdma_gid "$DA" "$GID4_B") && GA6=$(rdma_gid "$DA" "$GID6_B")
+		;;
+	*) return 1 ;;
+	esac &&
+	GB4=$(rdma_gid "$DB" "$GID4_B") && GB6=$(rdma_gid "$DB" "$GID6_B")
+}
+
+# pair_teardown: undo pair_setup (the shca module stays loaded).
+pair_teardown() {
+	case "$PAIR_MODE" in
+	shca)
+		rdma_dev_del "$NA" "$DA"
+		rdma_dev_del "$NB" "$DB"
+		;;
+	rxe)
+		rdma_dev_del "" "$DB"
+		modprobe -r rdma_rxe
+		veth_b_to_netns
+		;;
+	esac
+}

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Wire interoperability with rdma_rxe: shca0 on veth-a (netns shca-a) and
+# rxe0 on veth-b, which moves to init_net because rxe on 6.1 only works
+# there.  Both directions (shca server / rxe client and the reverse): rping
+# -V, ibv_rc_pingpong -c, ib_write_bw.  Runs inside the VM.
+set -u
+E2E_SUITE=interop
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+A="ip netns exec shca-a"
+I=""	# init_net
+
+bw_ok() {
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ { n++; if ($4 + 0 > 0 || $5 + 0 > 0) good++ }
+	     END { exit !(n > 0 && good == n) }' "$2" && return 0
+	echo "no non-zero bandwidth line: $(tail1 "$2" 4)"
+	return 1
+}
+pp_ok() {
+	grep -q 'bytes in .* seconds' "$1" && grep -q 'bytes in .* seconds' "$2" && return 0
+	echo "no pingpong summary: $(tail1 "$2")"
+	return 1
+}
+rping_ok() {
+	! grep -qi 'data mismatch\|error' "$1" "$2" && return 0
+	echo "rping reported: $(grep -hi 'mismatch\|error' "$1" "$2" | head -n 2 | tr '\n' ' ')"
+	return 1
+}
+
+if ! veth_b_to_init_net; then
+	not_ok "move veth-b to init_net" "ip link failed"
+	exit 1
+fi
+if rdma_dev_add "$A" shca shca0 veth-a && rdma_dev_add "$I" rxe rxe0 veth-b; then
+	ok "setup shca0 (shca-a) and rxe0 (init_net)"
+else
+	not_ok "setup shca0 (shca-a) and rxe0 (init_net)" "device or GIDs missing"
+	exit 1
+fi
+gs=$(rdma_gid shca0 "$GID4_A")
+gr=$(rdma_gid rxe0 "$GID4_B")
+
+# dir SRVNS SRVDEV SRVGID CLINS CLIDEV CLIGID SRVADDR LABEL
+dir() {
+	local sns=$1 sd=$2 sg=$3 cns=$4 cd=$5 cg=$6 sa=$7 l=$8
+	pair_case "rping -V -C 200 ($l)" cm \
+		"$sns" "rping -s -a $sa -V -C 200 -S 1000" \
+		"$cns" "rping -c -a $sa -V -C 200 -S 1000" rping_ok
+	pair_case "ibv_rc_pingpong -c ($l)" tcp:18515 \
+		"$sns" "ibv_rc_pingpong -d $sd -g $sg -c -n 200 -s 4096" \
+		"$cns" "ibv_rc_pingpong -d $cd -g $cg -c -n 200 -s 4096 $sa" pp_ok
+	pair_case "ib_write_bw ($l)" tcp:18515 \
+		"$sns" "ib_write_bw -d $sd -x $sg -F -s 65536 -n 100" \
+		"$cns" "ib_write_bw -d $cd -x $cg -F -s 65536 -n 100 $sa" bw_ok
+}
+dir "$I" rxe0 "$gr" "$A" shca0 "$gs" 10.77.0.2 "shca client, rxe server"
+dir "$A" shca0 "$gs" "$I" rxe0 "$gr" 10.77.0.1 "rxe client, shca server"
+
+rdma_dev_del "$I" rxe0
+rdma_dev_del "$A" shca0
+modprobe -r rdma_rxe
+veth_b_to_netns || not_ok "move veth-b back to shca-b" "ip link failed"
+check "shca unloads" modprobe -r shca
+e2e_finish

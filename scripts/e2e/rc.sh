@@ -1,0 +1,99 @@
+#!/bin/bash
+# RC and UC traffic between two devices across the namespaces shca-a
+# (veth-a) and shca-b (veth-b): ibv_rc/uc_pingpong -c, rping -V, ucmatose,
+# rdma_server/rdma_client and perftest over IPv4 and IPv6 RoCE v2 GIDs.
+# Runs inside the VM (scripts/vm-run topology).
+#   RC_DRV=shca|rxe   shca (default): shca0 <-> shca1; rxe: one rxe0 talking
+#                     to itself (see pair_setup), to check the suite itself
+set -u
+E2E_SUITE=rc
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+DRV=${RC_DRV:-shca}
+[ "$DRV" = shca ] || E2E_SUITE=rc-$DRV
+
+# bw_ok SRVLOG CLILOG: the client printed a result line with a non-zero
+# average bandwidth or message rate (#bytes #iterations peak average rate;
+# 8-byte atomics under TCG can round the MB/s to 0.00).
+bw_ok() {
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ { n++; if ($4 + 0 > 0 || $5 + 0 > 0) good++ }
+	     END { exit !(n > 0 && good == n) }' "$2" && return 0
+	echo "no non-zero bandwidth line: $(tail1 "$2" 4)"
+	return 1
+}
+
+# lat_ok SRVLOG CLILOG: the client printed its result line (#bytes
+# #iterations ...); the times themselves are meaningless under TCG.
+lat_ok() {
+	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { n++ } END { exit !(n > 0) }' "$2" && return 0
+	echo "no latency result line: $(tail1 "$2" 4)"
+	return 1
+}
+
+# pp_ok SRVLOG CLILOG: ibv_*_pingpong printed its summary on both sides.
+pp_ok() {
+	grep -q 'bytes in .* seconds' "$1" && grep -q 'bytes in .* seconds' "$2" && return 0
+	echo "no pingpong summary: $(tail1 "$2")"
+	return 1
+}
+
+# rping_ok SRVLOG CLILOG: no validation error on either side.
+rping_ok() {
+	! grep -qi 'data mismatch\|error' "$1" "$2" && return 0
+	echo "rping reported: $(grep -hi 'mismatch\|error' "$1" "$2" | head -n 2 | tr '\n' ' ')"
+	return 1
+}
+
+if ! pair_setup "$DRV"; then
+	not_ok "setup $DRV pair" "devices or RoCE v2 GIDs missing"
+	exit 1
+fi
+ok "setup $DRV pair ($DA GIDs $GA4/$GA6, $DB GIDs $GB4/$GB6)"
+declare -A GA=([4]=$GA4 [6]=$GA6) GB=([4]=$GB4 [6]=$GB6)
+
+# --- ibverbs pingpongs, buffers validated (-c) ------------------------------
+for t in rc uc; do
+	for fam in 4 6; do
+		pair_case "ibv_${t}_pingpong -c IPv$fam" tcp:18515 \
+			"$NB" "ibv_${t}_pingpong -d $DB -g ${GB[$fam]} -c -n 200 -s 4096" \
+			"$NA" "ibv_${t}_pingpong -d $DA -g ${GA[$fam]} -c -n 200 -s 4096 $AB" pp_ok
+	done
+done
+
+# --- RDMA CM ----------------------------------------------------------------
+pair_case "rping -V -C 1000 IPv4" cm \
+	"$NB" "rping -s -a $AB -V -C 1000 -S 256" \
+	"$NA" "rping -c -a $AB -V -C 1000 -S 256" rping_ok
+pair_case "rping -V -C 100 IPv6" cm \
+	"$NB" "rping -s -a $B6 -V -C 100 -S 4000" \
+	"$NA" "rping -c -a $B6 -V -C 100 -S 4000" rping_ok
+pair_case "ucmatose" cm \
+	"$NB" "ucmatose -b $AB -c 2 -C 20" \
+	"$NA" "ucmatose -s $AB -b $AA -c 2 -C 20"
+pair_case "rdma_server/rdma_client" cm \
+	"$NB" "rdma_server -s $AB" \
+	"$NA" "rdma_client -s $AB"
+
+# --- perftest over RC -------------------------------------------------------
+perf() {
+	local tool=$1 fam=$2 chk=$3
+	shift 3
+	pair_case "$tool IPv$fam" tcp:18515 \
+		"$NB" "$tool -d $DB -x ${GB[$fam]} -F $*" \
+		"$NA" "$tool -d $DA -x ${GA[$fam]} -F $* $AB" "$chk"
+}
+for fam in 4 6; do
+	perf ib_write_bw "$fam" bw_ok -s 65536 -n 100
+	perf ib_read_bw "$fam" bw_ok -s 65536 -n 100
+	perf ib_send_bw "$fam" bw_ok -s 65536 -n 100
+	perf ib_atomic_bw "$fam" bw_ok -n 200
+	perf ib_send_lat "$fam" lat_ok -s 2 -n 200
+	perf ib_write_lat "$fam" lat_ok -s 2 -n 200
+done
+
+pair_teardown
+if [ "$DRV" = shca ]; then
+	check "module unloads" modprobe -r shca
+fi
+e2e_finish
