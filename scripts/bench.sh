@@ -9,7 +9,7 @@
 # of values and shca/rxe ratios (bandwidth: >1 is better for shca; round
 # trip: <1 is better for shca).  Never asserts on timings; TCG numbers
 # only compare the two drivers on the same emulated machine.
-#   BENCH_ITERS (default 200), BENCH_PP_ITERS (default 1000),
+#   BENCH_ITERS (default 100), BENCH_PP_ITERS (default 1000),
 #   BENCH_OUT (default build/bench)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +17,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" != --in-vm ]; then
 	out=${BENCH_OUT:-$top/build/bench}
 	mkdir -p "$out"
-	export SHCA_BENCH_ITERS=${BENCH_ITERS:-200} SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-1000}
+	export SHCA_BENCH_ITERS=${BENCH_ITERS:-100} SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-1000}
 	"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
 	rc=$?
 	echo "# bench: logs in $out"
@@ -26,7 +26,7 @@ fi
 
 E2E_SUITE=bench
 . "$top/scripts/e2e/lib.sh"
-N=${SHCA_BENCH_ITERS:-200}
+N=${SHCA_BENCH_ITERS:-100}
 PPN=${SHCA_BENCH_PP_ITERS:-1000}
 declare -A V
 

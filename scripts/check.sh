@@ -97,7 +97,7 @@ run_all() {
 	fi
 	for k in 6.1 6.12; do
 		vm_stage "e2e-$k" "$LOGS/e2e-$k.log" \
-			scripts/vm-run --kernel "$k" --timeout 1800 --out "$LOGS/vm-e2e-$k" \
+			scripts/vm-run --kernel "$k" --timeout 3600 --out "$LOGS/vm-e2e-$k" \
 			-- scripts/e2e/run.sh
 	done
 }
