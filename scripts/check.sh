@@ -88,6 +88,7 @@ run_all() {
 	stage provider make -C providers/shca
 	stage provider-udata make -C providers/shca udata_strict
 	stage provider-tests make -C providers/shca check
+	stage provider-events make -C providers/shca vm_events
 	stage dkms scripts/dkms-check.sh 6.1
 	stage sparse make sparse
 	stage checkpatch make checkpatch

@@ -7,7 +7,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 export TMPDIR=${TMPDIR:-/tmp}
 rc=0
 echo "# e2e on $(uname -r)"
-for s in ${SHCA_E2E_SUITES:-lifecycle devinfo udata ud rc interop netem pyverbs}; do
+# The rxe suites move veth-b into init_net (rxe on 6.1 lives only there):
+# interop moves it back, rc-req-rxe and rc-resp-rxe run last.
+SUITES="lifecycle devinfo udata ud events rc pyverbs rc-resp-fuzz interop netem"
+SUITES="$SUITES rc-req-rxe rc-resp-rxe"
+# rc-req-rxe: byte-verified requester cases, clean and under netem loss
+export SHCA_TESTS=${SHCA_TESTS:-verify verifyloss}
+for s in ${SHCA_E2E_SUITES:-$SUITES}; do
 	start=$SECONDS
 	"$here/$s.sh" || rc=1
 	echo "# suite $s took $((SECONDS - start)) s"

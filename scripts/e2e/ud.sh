@@ -13,18 +13,6 @@ B="ip netns exec shca-b"
 # TCG is slow: be generous, never assert on time.
 T=300
 
-# gid_index DEV PATTERN: the RoCE v2 GID whose value matches PATTERN.
-gid_index() {
-	local dev=$1 pat=$2 f i
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		i=${f##*/}
-		grep -q "$pat" "$f" 2>/dev/null || continue
-		grep -q "RoCE v2" /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
 
 # stat DEV NAME: one hardware counter of port 1.
 stat() {
@@ -34,7 +22,7 @@ stat() {
 # pingpong NAME GIDPAT_B GIDPAT_A [client args...]: server on shca1, client on shca0.
 pingpong() {
 	local name=$1 gb ga out
-	gb=$(gid_index shca1 "$2") && ga=$(gid_index shca0 "$3") || {
+	gb=$(rdma_gid shca1 "$2") && ga=$(rdma_gid shca0 "$3") || {
 		not_ok "$name" "no RoCE v2 GID matching $2/$3"
 		return
 	}
@@ -65,7 +53,7 @@ pingpong "ibv_ud_pingpong IPv6 across namespaces" \
 	"fd77:0000:0000:0000:0000:0000:0000:0002" "fd77:0000:0000:0000:0000:0000:0000:0001" 10.77.0.2
 
 # Both ends on shca1: the packets go to the device's own address.
-gb=$(gid_index shca1 "ffff:0a4d:0002")
+gb=$(rdma_gid shca1 "ffff:0a4d:0002")
 $B timeout $T ibv_ud_pingpong -d shca1 -g "$gb" -c -n 20 -s 512 >"$TMPDIR/ud-self.log" 2>&1 &
 srv=$!
 wait_tcp_listen "$B" 18515

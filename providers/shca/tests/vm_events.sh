@@ -8,25 +8,13 @@ repo=$(cd "$here/../../.." && pwd)
 . "$repo/scripts/e2e/lib.sh"
 A="ip netns exec shca-a"
 
-# gid_index DEV PATTERN: the RoCE v2 GID whose value matches PATTERN.
-gid_index() {
-	local dev=$1 pat=$2 f i
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		i=${f##*/}
-		grep -q "$pat" "$f" 2>/dev/null || continue
-		grep -q "RoCE v2" /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null || continue
-		echo "$i"
-		return 0
-	done
-	return 1
-}
 
 modprobe shca
 $A rdma link add shca0 type shca netdev veth-a
 wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
-g=$(gid_index shca0 "ffff:0a4d:0001")
+g=$(rdma_gid shca0 "ffff:0a4d:0001")
 
 # The CQ that gets events uses the last completion vector: its handler
 # must run on that CPU (seen through the workqueue tracepoint).
@@ -104,9 +92,9 @@ mcast_data() {
 	wait $mrx || rc=1
 	cat "$log"
 }
-mcast_data 239.1.2.6 "$(gid_index shca1 "ffff:0a4d:0002")" "$g"
-mcast_data ff0e::6 "$(gid_index shca1 "fd77:0000:0000:0000:0000:0000:0000:0002")" \
-	"$(gid_index shca0 "fd77:0000:0000:0000:0000:0000:0000:0001")"
+mcast_data 239.1.2.6 "$(rdma_gid shca1 "ffff:0a4d:0002")" "$g"
+mcast_data ff0e::6 "$(rdma_gid shca1 "fd77:0000:0000:0000:0000:0000:0000:0002")" \
+	"$(rdma_gid shca0 "fd77:0000:0000:0000:0000:0000:0000:0001")"
 $B rdma link delete shca1
 $A rdma link delete shca0
 modprobe -r shca

@@ -2,7 +2,7 @@
 # RC/UC requester interop: shca0 (requester, netns shca-a) against rxe0
 # (responder, veth-b moved to init_net).  Runs inside scripts/vm-run:
 #   SHCA_TESTS="verify verify6 verifyloss write read atomic send writeloss readloss" \
-#   scripts/vm-run --kernel 6.1 -- scripts/e2e/rc_req_rxe.sh
+#   scripts/vm-run --kernel 6.1 -- scripts/e2e/rc-req-rxe.sh
 # verify/verifyloss check data byte for byte (rc_req_verify.py); the
 # perftest cases check that runs complete.  SHCA_TMO: QP timeout for the
 # lossy perftest runs (default 14).
@@ -11,28 +11,16 @@ set -u
 E2E_SUITE=rcreq
 A="ip netns exec shca-a"
 T=300
-gid_index() {
-	local dev=$1 pat=$2 f i
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		i=${f##*/}
-		grep -q "$pat" "$f" 2>/dev/null || continue
-		grep -q "RoCE v2" /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null || continue
-		echo "$i"; return 0
-	done
-	return 1
-}
-ip netns exec shca-b ip link set veth-b netns 1
-ip addr add 10.77.0.2/24 dev veth-b; ip -6 addr add fd77::2/64 dev veth-b nodad
-ip link set veth-b up; modprobe rdma_rxe; rdma link add rxe0 type rxe netdev veth-b
+veth_b_to_init_net
+modprobe rdma_rxe; rdma link add rxe0 type rxe netdev veth-b
 modprobe shca
-mount -t debugfs none /sys/kernel/debug 2>/dev/null; echo "module shca +p" > /sys/kernel/debug/dynamic_debug/control
 $A rdma link add shca0 type shca netdev veth-a
 wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
-ga=$(gid_index shca0 ffff:0a4d:0001); gb=$(gid_index rxe0 ffff:0a4d:0002)
+ga=$(rdma_gid shca0 ffff:0a4d:0001); gb=$(rdma_gid rxe0 ffff:0a4d:0002)
 echo "gids $ga $gb"
 perf() {
 	local name=$1; shift
@@ -62,8 +50,8 @@ readloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 1%
 	tc qdisc del dev veth-b root
 	$A tc qdisc del dev veth-a root ;;
 verify) if $A /usr/bin/python3 scripts/e2e/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_verify.py"; else not_ok "rc_verify.py" "see above"; fi ;;
-verify6) ga6=$(gid_index shca0 fd77:0000:0000:0000:0000:0000:0000:0001)
-	gb6=$(gid_index rxe0 fd77:0000:0000:0000:0000:0000:0000:0002)
+verify6) ga6=$(rdma_gid shca0 fd77:0000:0000:0000:0000:0000:0000:0001)
+	gb6=$(rdma_gid rxe0 fd77:0000:0000:0000:0000:0000:0000:0002)
 	if SHCA_VERIFY=rc $A /usr/bin/python3 scripts/e2e/rc_req_verify.py shca0 $ga6 rxe0 $gb6; then ok "rc_req_verify.py IPv6"; else not_ok "rc_req_verify.py IPv6" "see above"; fi ;;
 verifyloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 1% delay 1ms
 	tc qdisc add dev veth-b root netem loss 5% reorder 10% delay 1ms
@@ -74,6 +62,8 @@ esac
 done
 rdma statistic show link shca0/1
 $A rdma link del shca0
+rdma link delete rxe0
+veth_b_to_netns
 check "module unloads" modprobe -r shca
 dmesg | grep -i "shca\|rxe" | grep -v "loading" | tail -n 60
 e2e_finish
