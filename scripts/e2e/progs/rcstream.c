@@ -79,6 +79,9 @@ struct ctx {
 
 static const char *role = "rcstream";
 
+/* wr_id of the receiver's result SEND; receives use their slot number. */
+#define RESULT_WR_ID	UINT64_MAX
+
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -301,7 +304,7 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 	struct ibv_sge sge;
 	struct ibv_send_wr wr = { 0 }, *bad;
 	uint64_t bad_at, buf_hash;
-	int i, n, ok;
+	int i, n, ok, done;
 
 	role = "rcstream receiver";
 	if (rdma_create_id(c->ech, &c->listen_id, NULL, RDMA_PS_TCP) ||
@@ -365,18 +368,27 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 				 .msg_hash = st.msg_hash, .bytes = c->size };
 	sge = (struct ibv_sge){ .addr = (uintptr_t)res, .length = sizeof(*res),
 				.lkey = c->sbuf_mr->lkey };
+	wr.wr_id = RESULT_WR_ID;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	if (ibv_post_send(c->qp, &wr, &bad))
 		die("ibv_post_send(result): %s", strerror(errno));
-	for (;;) {
+	/*
+	 * The sender disconnects as soon as it has the result, which may be
+	 * before our SEND's ACK arrives: rdma_cm then moves our QP to the
+	 * error state and the spare receives (and possibly the result SEND
+	 * itself) complete with a flush error.  Anything else is an error.
+	 */
+	for (done = 0; !done;) {
 		n = wait_cq(c, wc, 16);
-		for (i = 0; i < n; i++)
-			wc_check(&wc[i]);
-		if (n && wc[n - 1].opcode == IBV_WC_SEND)
-			break;
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
+				wc_check(&wc[i]);
+			if (wc[i].wr_id == RESULT_WR_ID)
+				done = 1;
+		}
 	}
 	ev = NULL;
 	if (!rdma_get_cm_event(c->ech, &ev)) {
