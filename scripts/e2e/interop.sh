@@ -11,23 +11,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 A="ip netns exec shca-a"
 I=""	# init_net
 
-bw_ok() {
-	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ { n++; if ($4 + 0 > 0 || $5 + 0 > 0) good++ }
-	     END { exit !(n > 0 && good == n) }' "$2" && return 0
-	echo "no non-zero bandwidth line: $(tail1 "$2" 4)"
-	return 1
-}
-pp_ok() {
-	grep -q 'bytes in .* seconds' "$1" && grep -q 'bytes in .* seconds' "$2" && return 0
-	echo "no pingpong summary: $(tail1 "$2")"
-	return 1
-}
-rping_ok() {
-	! grep -qi 'data mismatch\|error' "$1" "$2" && return 0
-	echo "rping reported: $(grep -hi 'mismatch\|error' "$1" "$2" | head -n 2 | tr '\n' ' ')"
-	return 1
-}
-
 if ! veth_b_to_init_net; then
 	not_ok "move veth-b to init_net" "ip link failed"
 	exit 1

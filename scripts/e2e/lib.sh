@@ -229,3 +229,37 @@ pair_teardown() {
 		;;
 	esac
 }
+
+# --- result checks of the RC tools (rc.sh, interop.sh) ---------------------
+
+# bw_ok SRVLOG CLILOG: the client printed a result line with a non-zero
+# average bandwidth or message rate (#bytes #iterations peak average rate;
+# 8-byte atomics under TCG can round the MB/s to 0.00).
+bw_ok() {
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ { n++; if ($4 + 0 > 0 || $5 + 0 > 0) good++ }
+	     END { exit !(n > 0 && good == n) }' "$2" && return 0
+	echo "no non-zero bandwidth line: $(tail1 "$2" 4)"
+	return 1
+}
+
+# lat_ok SRVLOG CLILOG: the client printed its result line (#bytes
+# #iterations ...); the times themselves are meaningless under TCG.
+lat_ok() {
+	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { n++ } END { exit !(n > 0) }' "$2" && return 0
+	echo "no latency result line: $(tail1 "$2" 4)"
+	return 1
+}
+
+# pp_ok SRVLOG CLILOG: ibv_*_pingpong printed its summary on both sides.
+pp_ok() {
+	grep -q 'bytes in .* seconds' "$1" && grep -q 'bytes in .* seconds' "$2" && return 0
+	echo "no pingpong summary: $(tail1 "$2")"
+	return 1
+}
+
+# rping_ok SRVLOG CLILOG: no validation error on either side.
+rping_ok() {
+	! grep -qi 'data mismatch\|error' "$1" "$2" && return 0
+	echo "rping reported: $(grep -hi 'mismatch\|error' "$1" "$2" | head -n 2 | tr '\n' ' ')"
+	return 1
+}
