@@ -11,11 +11,6 @@ echo "# e2e on $(uname -r)"
 # interop moves it back, rc-req-rxe and rc-resp-rxe run last.
 SUITES="lifecycle devinfo udata ud events rc pyverbs rc-resp-fuzz interop netem"
 SUITES="$SUITES rc-req-rxe rc-resp-rxe"
-# netem: the full 256 MiB stream takes ~12 min under TCG (go-back-N at 5%
-# loss); make check streams 256 MiB on 6.12 and 64 MiB on 6.1.
-case $(uname -r) in
-6.1.*) export NETEM_MIB=${NETEM_MIB:-64} ;;
-esac
 # rc-req-rxe: byte-verified requester cases, clean and under netem loss
 export SHCA_TESTS=${SHCA_TESTS:-verify verifyloss}
 for s in ${SHCA_E2E_SUITES:-$SUITES}; do
