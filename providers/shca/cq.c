@@ -177,6 +177,52 @@ int shca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	return n;
 }
 
+static void *shca_cqe_slot(struct shca_ring *ring, uint32_t idx)
+{
+	return ring->entries + ((size_t)(idx & ring->mask) << ring->entry_shift);
+}
+
+/**
+ * shca_cq_clean - drop the unpolled completions of one QP
+ * @cq: a CQ the QP uses
+ * @qpn: the QP's number
+ *
+ * Called once ibv_modify_qp() has moved the QP to RESET: its completions
+ * still in the ring (e.g. flush errors of the error state it left) must
+ * not be reported to the next user of the QP.  Only the entries between
+ * our consumer index and a snapshot of the producer index are touched,
+ * which the kernel no longer writes: walking from the newest to the
+ * oldest, the entries kept slide towards the producer over the ones
+ * dropped, and the consumer index moves past the freed slots.
+ */
+void shca_cq_clean(struct shca_cq *cq, uint32_t qpn)
+{
+	struct shca_cqe cqe;
+	uint32_t prod, src, dst;
+
+	pthread_spin_lock(&cq->lock);
+	prod = __atomic_load_n(&cq->ring.ctl->prod, __ATOMIC_ACQUIRE);
+	if (prod - cq->cons > cq->ring.mask + 1) {
+		/* impossible producer index: poll reports the broken ring */
+		pthread_spin_unlock(&cq->lock);
+		return;
+	}
+	for (src = prod, dst = prod; src != cq->cons;) {
+		src--;
+		memcpy(&cqe, shca_cqe_slot(&cq->ring, src), sizeof(cqe));
+		if (cqe.qp_num == qpn)
+			continue;
+		dst--;
+		if (dst != src)
+			memcpy(shca_cqe_slot(&cq->ring, dst), &cqe, sizeof(cqe));
+	}
+	if (dst != cq->cons) {
+		cq->cons = dst;
+		shca_cq_publish_cons(cq);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
 /* ------------------------------------------------------------------ */
 /* Extended poll API                                                  */
 /* ------------------------------------------------------------------ */

@@ -205,12 +205,27 @@ struct ibv_qp *shca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	return &qp->vqp.qp;
 }
 
+/*
+ * A QP moved to RESET leaves nothing behind: the kernel has stopped
+ * producing its completions when the command returns, and the ones not
+ * polled yet are removed from its CQs (as hardware providers do), so a
+ * QP brought back up does not report the flush errors of its past.
+ */
 int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask)
 {
 	struct ibv_modify_qp cmd = {};
+	int ret;
 
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (ret || !(attr_mask & IBV_QP_STATE) ||
+	    attr->qp_state != IBV_QPS_RESET)
+		return ret;
+	if (ibqp->recv_cq)
+		shca_cq_clean(to_shca_cq(ibqp->recv_cq), ibqp->qp_num);
+	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
+		shca_cq_clean(to_shca_cq(ibqp->send_cq), ibqp->qp_num);
+	return 0;
 }
 
 int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

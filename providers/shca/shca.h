@@ -154,6 +154,7 @@ int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe);
 int shca_modify_cq(struct ibv_cq *ibcq, struct ibv_modify_cq_attr *attr);
 int shca_cqe_read(struct shca_ring *ring, uint32_t cons, struct shca_cqe *out);
+void shca_cq_clean(struct shca_cq *cq, uint32_t qpn);
 void shca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc);
 void shca_cq_set_ex_ops(struct ibv_cq_ex *cq);
 

@@ -446,6 +446,20 @@ static void shca_qp_store_attr(struct shca_qp *qp,
 		a->en_sqd_async_notify = attr->en_sqd_async_notify;
 }
 
+/*
+ * After the move to RESET: wait for an engine run that still saw the old
+ * state (e.g. flushing the error state's WQEs), so no completion of this
+ * QP is produced once modify_qp returns; the provider then removes the
+ * ones still in the CQs.  Later runs see RESET and complete nothing.
+ * Context: process, may sleep; qp->state_lock not held (the engines
+ * take it).
+ */
+static void shca_qp_quiesce(struct shca_qp *qp)
+{
+	flush_work(&qp->sq_work);
+	flush_work(&qp->rq_work);
+}
+
 static int shca_qp_transition(struct shca_dev *sdev, struct shca_qp *qp,
 			      const struct ib_qp_attr *attr, int mask)
 {
@@ -494,6 +508,8 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if ((mask & IB_QP_STATE) && (attr->qp_state == IB_QPS_RTS ||
 					     attr->qp_state == IB_QPS_ERR))
 			shca_qp_kick(qp);
+		if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET)
+			shca_qp_quiesce(qp);
 		return 0;
 	}
 err_out:
