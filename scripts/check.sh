@@ -93,6 +93,7 @@ run_all() {
 	stage sparse make sparse
 	stage checkpatch make checkpatch
 	stage vm-selftest scripts/vm-run --selftest --kernel 6.1
+	stage demo scripts/vm-run --kernel 6.1 --timeout 900 -- scripts/demo.sh
 	if stage testkernel scripts/testkernel.sh build || ! want testkernel; then
 		vm_stage kunit "$LOGS/kunit.log" scripts/run-kunit.sh
 	fi

@@ -1,16 +1,53 @@
 #!/bin/bash
 # make demo, inside the VM: one shca device on each end of the veth pair
-# that joins the namespaces shca-a and shca-b, then rdma link + ibv_devinfo.
+# that joins the namespaces shca-a and shca-b, rdma link + ibv_devinfo,
+# then rping crossing the namespaces over RC with its data verified.
 set -eu
 show() { echo; echo "\$ $*"; "$@"; }
+wait_for() {
+	local i
+	for i in $(seq 1 $(($1 * 5))); do
+		sh -c "$2" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	echo "demo: timed out waiting for: $2" >&2
+	return 1
+}
 modprobe shca
 show ip netns exec shca-a rdma link add shca0 type shca netdev veth-a
 show ip netns exec shca-b rdma link add shca1 type shca netdev veth-b
-for i in $(seq 1 50); do
-	grep -q ACTIVE /sys/class/infiniband/shca1/ports/1/state 2>/dev/null && break
-	sleep 0.2
-done
+wait_for 60 'grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state'
+wait_for 60 'grep -q ACTIVE /sys/class/infiniband/shca1/ports/1/state'
 show rdma link show
 show ibv_devices
 show ibv_devinfo -d shca0
 show ibv_devinfo -v -d shca1
+
+# rping: server on shca1 (namespace shca-b, 10.77.0.2), client on shca0
+# (namespace shca-a).  -V verifies every ping's payload on both sides.
+echo
+echo "\$ ip netns exec shca-b rping -s -a 10.77.0.2 -C 10 -V -v &"
+ip netns exec shca-b timeout 300 rping -s -a 10.77.0.2 -C 10 -V -v \
+	> /tmp/rping-server.log 2>&1 &
+srv=$!
+wait_for 120 'rdma resource show cm_id | grep -q LISTEN'
+echo
+echo "\$ ip netns exec shca-a rping -c -a 10.77.0.2 -C 10 -V -v"
+ip netns exec shca-a timeout 300 rping -c -a 10.77.0.2 -C 10 -V -v \
+	> /tmp/rping-client.log 2>&1 || { cat /tmp/rping-client.log; exit 1; }
+cat /tmp/rping-client.log
+wait "$srv"
+echo
+echo "# rping server (shca1, namespace shca-b):"
+cat /tmp/rping-server.log
+# -V compares every payload; also demand all ten pings and no complaint.
+pings=$(grep -c '^ping data: rdma-ping-' /tmp/rping-client.log || true)
+if [ "$pings" -ne 10 ] || grep -qi 'mismatch\|error' /tmp/rping-*.log; then
+	echo "demo: rping did not complete 10 verified pings ($pings)" >&2
+	exit 1
+fi
+show rdma statistic show link shca0/1
+show ip netns exec shca-b rdma link delete shca1
+show ip netns exec shca-a rdma link delete shca0
+echo
+echo "demo: rping crossed the namespaces over shca"

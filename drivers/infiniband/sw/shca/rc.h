@@ -46,7 +46,11 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		     int mask);
 void shca_req_stop(struct shca_qp *qp);
 void shca_req_fini(struct shca_qp *qp);
-void shca_req_work(struct shca_qp *qp);
+bool shca_req_pass(struct shca_qp *qp, u32 *passes);
+bool shca_req_pending(struct shca_qp *qp);
+
+/* Passes of one sq_work run of an RC/UC QP before it yields the worker. */
+#define SHCA_REQ_PASSES		4
 
 /* rc_resp.c */
 int shca_resp_init(struct shca_qp *qp);

@@ -952,9 +952,6 @@ static void shca_req_events(struct shca_qp *qp)
 
 /* ---- the engine ---- */
 
-/* Passes of one sq_work run before it yields the worker (requeues). */
-#define SHCA_REQ_PASSES		4
-
 /* Consume queued responses.  Return: false if the budget ran out. */
 static bool shca_req_responses(struct shca_qp *qp)
 {
@@ -992,7 +989,7 @@ static bool shca_req_run(struct shca_qp *qp)
 }
 
 /* Is there work the engine could do right now? */
-static bool shca_req_pending(struct shca_qp *qp)
+bool shca_req_pending(struct shca_qp *qp)
 {
 	struct shca_ring *ring = &qp->sq.ring;
 	struct shca_req *req = &qp->req;
@@ -1016,34 +1013,16 @@ static bool shca_req_pending(struct shca_qp *qp)
 }
 
 /**
- * shca_req_work - the RC/UC requester and completer of one QP
+ * shca_req_pass - one pass of the RC/UC requester and completer
  * @qp: RC/UC QP; shca_sq_work() holds a reference for us
+ * @passes: passes left in this run of the work item
  *
- * Doorbell suppression as in the UD engine: SHCA_RING_F_ENGINE_ACTIVE
- * while working, cleared with a full barrier and a last look before
- * going idle.
+ * Return: false when the engine must yield (work left, or out of passes).
  * Context: qp->sq_work (process), may sleep.
  */
-void shca_req_work(struct shca_qp *qp)
+bool shca_req_pass(struct shca_qp *qp, u32 *passes)
 {
-	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
-	u32 passes = SHCA_REQ_PASSES;
-
-	WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
-	smp_mb();	/* flag visible before we read prod */
-	for (;;) {
-		if (!shca_req_run(qp) || !--passes) {
-			/* stay "active": we come back, after others ran */
-			shca_qp_queue(qp, &qp->sq_work);
-			return;
-		}
-		WRITE_ONCE(ctl->flags, 0);
-		smp_mb();	/* pairs with the producer's barrier */
-		if (!shca_req_pending(qp))
-			return;
-		WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
-		smp_mb();	/* flag visible before we read prod again */
-	}
+	return shca_req_run(qp) && --*passes;
 }
 
 /* ---- QP hooks (rc.h) ---- */

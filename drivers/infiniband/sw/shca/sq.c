@@ -322,37 +322,62 @@ static bool shca_sq_pending(struct shca_qp *qp)
 }
 
 /**
+ * shca_engine_loop - run one queue engine with doorbell suppression
+ * @qp: the QP; the caller holds a reference
+ * @step: one pass of the engine; false when it must yield and come back
+ * @pending: is there work the engine could do right now?
+ * @budget: what @step may consume before the engine yields
+ *
+ * SHCA_RING_F_ENGINE_ACTIVE stays set while the engine works, so
+ * producers skip the doorbell.  Before going idle the engine clears the
+ * flag, issues a full barrier (pairing with the producer's barrier between
+ * publishing prod and reading the flag) and asks @pending once more, so a
+ * post racing with the engine going idle is never lost.  When @step
+ * yields, the work item is requeued and the flag stays set.
+ *
+ * Context: qp->sq_work (process), may sleep.
+ */
+static void shca_engine_loop(struct shca_qp *qp,
+			     bool (*step)(struct shca_qp *qp, u32 *budget),
+			     bool (*pending)(struct shca_qp *qp), u32 budget)
+{
+	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
+
+	WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
+	smp_mb();	/* flag visible before we read prod */
+	for (;;) {
+		if (!step(qp, &budget)) {
+			/* stay "active": we come back, after others ran */
+			shca_qp_queue(qp, &qp->sq_work);
+			return;
+		}
+		WRITE_ONCE(ctl->flags, 0);
+		smp_mb();	/* pairs with the producer's barrier */
+		if (!pending(qp))
+			return;
+		WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
+		smp_mb();	/* flag visible before we read prod again */
+	}
+}
+
+/**
  * shca_sq_work - the SQ engine of one QP
  * @work: qp->sq_work; the queuer took a QP reference for us
  *
+ * UD/GSI QPs drain their SQ here; RC/UC QPs run the requester and
+ * completer (rc_req.c).
  * Context: process (shca_wq), may sleep.
  */
 void shca_sq_work(struct work_struct *work)
 {
 	struct shca_qp *qp = container_of(work, struct shca_qp, sq_work);
-	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
-	u32 budget = SHCA_SQ_BUDGET;
 
-	if (shca_qp_is_rc_uc(qp->ibqp.qp_type)) {
-		shca_req_work(qp);
-		shca_qp_put(qp);
-		return;
-	}
-	WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
-	smp_mb();	/* flag visible before we read prod */
-	for (;;) {
-		if (!shca_sq_drain(qp, &budget)) {
-			/* stay "active": we come back */
-			shca_qp_queue(qp, &qp->sq_work);
-			break;
-		}
-		WRITE_ONCE(ctl->flags, 0);
-		smp_mb();	/* pairs with the producer's barrier */
-		if (!shca_sq_pending(qp))
-			break;
-		WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
-		smp_mb();	/* flag visible before we read prod again */
-	}
+	if (shca_qp_is_rc_uc(qp->ibqp.qp_type))
+		shca_engine_loop(qp, shca_req_pass, shca_req_pending,
+				 SHCA_REQ_PASSES);
+	else
+		shca_engine_loop(qp, shca_sq_drain, shca_sq_pending,
+				 SHCA_SQ_BUDGET);
 	shca_qp_put(qp);
 }
 
