@@ -7,7 +7,7 @@
 #   make checkpatch     checkpatch.pl --no-tree on our sources
 #   make provider       providers/shca/build/libshca-rdmav34.so
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
-#   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo
+#   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo, rping
 #   make bench          VM (6.12): shca vs rdma_rxe bandwidth/latency table
 #   make clean
 #
