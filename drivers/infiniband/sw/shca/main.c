@@ -440,7 +440,11 @@ static int __init shca_init(void)
 {
 	int err;
 
-	shca_wq = alloc_workqueue("shca", WQ_UNBOUND, 0);
+	/*
+	 * WQ_MEM_RECLAIM: storage ULPs (nvmet-rdma, nvme-rdma) destroy QPs
+	 * from their own reclaim workqueues, and destroy flushes our engines.
+	 */
+	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
 	err = shca_net_init();
