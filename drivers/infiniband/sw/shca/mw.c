@@ -283,19 +283,17 @@ static int shca_invalidate(struct shca_qp *qp, u32 key, bool remote)
  */
 int shca_invalidate_remote(struct shca_qp *qp, u32 rkey)
 {
-	return shca_invalidate(qp, rkey, true);
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	int err = shca_invalidate(qp, rkey, true);
+
+	shca_stat_inc(sdev, err ? SHCA_STAT_MEM_OP_ERRS :
+				  SHCA_STAT_REMOTE_INVS);
+	return err;
 }
 
-/**
- * shca_local_op - execute BIND_MW, LOCAL_INV or REG_MR
- * @qp: RC/UC QP; every WQE before this one has completed
- * @hdr: private copy of the WQE (untrusted)
- *
- * Context: sq_work.
- * Return: the completion status.
- */
-enum ib_wc_status shca_local_op(struct shca_qp *qp,
-				const struct shca_send_wqe *hdr)
+/* Context: sq_work. */
+static enum ib_wc_status shca_local_exec(struct shca_qp *qp,
+					 const struct shca_send_wqe *hdr)
 {
 	switch (hdr->opcode) {
 	case SHCA_OP_BIND_MW:
@@ -312,6 +310,36 @@ enum ib_wc_status shca_local_op(struct shca_qp *qp,
 	default:
 		return IB_WC_LOC_QP_OP_ERR;
 	}
+}
+
+static enum shca_stat shca_local_stat(u8 opcode)
+{
+	switch (opcode) {
+	case SHCA_OP_BIND_MW:
+		return SHCA_STAT_MW_BINDS;
+	case SHCA_OP_LOCAL_INV:
+		return SHCA_STAT_LOCAL_INVS;
+	default:
+		return SHCA_STAT_FAST_REGS;
+	}
+}
+
+/**
+ * shca_local_op - execute BIND_MW, LOCAL_INV or REG_MR
+ * @qp: RC/UC QP; every WQE before this one has completed
+ * @hdr: private copy of the WQE (untrusted)
+ *
+ * Context: sq_work.
+ * Return: the completion status.
+ */
+enum ib_wc_status shca_local_op(struct shca_qp *qp,
+				const struct shca_send_wqe *hdr)
+{
+	enum ib_wc_status st = shca_local_exec(qp, hdr);
+
+	shca_stat_inc(to_sdev(qp->ibqp.device), st == IB_WC_SUCCESS ?
+		      shca_local_stat(hdr->opcode) : SHCA_STAT_MEM_OP_ERRS);
+	return st;
 }
 
 /**
