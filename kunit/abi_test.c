@@ -50,6 +50,26 @@ static void shca_abi_wqe_atomic_test(struct kunit *test)
 	EXPECT_OFF(test, shca_wqe_atomic, reserved_224, 28);
 }
 
+static void shca_abi_wqe_mem_test(struct kunit *test)
+{
+	EXPECT_SIZE(test, shca_wqe_bind_mw, 32);
+	EXPECT_OFF(test, shca_wqe_bind_mw, addr, 0);
+	EXPECT_OFF(test, shca_wqe_bind_mw, length, 8);
+	EXPECT_OFF(test, shca_wqe_bind_mw, mr_lkey, 16);
+	EXPECT_OFF(test, shca_wqe_bind_mw, mw_rkey, 20);
+	EXPECT_OFF(test, shca_wqe_bind_mw, rkey, 24);
+	EXPECT_OFF(test, shca_wqe_bind_mw, access, 28);
+	EXPECT_SIZE(test, shca_wqe_reg_mr, 32);
+	EXPECT_OFF(test, shca_wqe_reg_mr, iova, 0);
+	EXPECT_OFF(test, shca_wqe_reg_mr, length, 8);
+	EXPECT_OFF(test, shca_wqe_reg_mr, mr_key, 16);
+	EXPECT_OFF(test, shca_wqe_reg_mr, key, 20);
+	EXPECT_OFF(test, shca_wqe_reg_mr, access, 24);
+	EXPECT_OFF(test, shca_wqe_reg_mr, page_shift, 28);
+	EXPECT_OFF(test, shca_send_wqe, bind, 24);
+	EXPECT_OFF(test, shca_send_wqe, reg, 24);
+}
+
 static void shca_abi_wqe_ud_test(struct kunit *test)
 {
 	EXPECT_SIZE(test, shca_wqe_ud, 32);
@@ -223,6 +243,7 @@ static struct kunit_case shca_abi_cases[] = {
 	KUNIT_CASE(shca_abi_wqe_rdma_test),
 	KUNIT_CASE(shca_abi_wqe_atomic_test),
 	KUNIT_CASE(shca_abi_wqe_ud_test),
+	KUNIT_CASE(shca_abi_wqe_mem_test),
 	KUNIT_CASE(shca_abi_send_wqe_test),
 	KUNIT_CASE(shca_abi_recv_wqe_test),
 	KUNIT_CASE(shca_abi_cqe_test),

@@ -345,9 +345,27 @@ static int shca_wqe_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
 		return type == IBV_QPT_RC ? (int)op : -1;
+	case IBV_WR_BIND_MW:
+	case IBV_WR_LOCAL_INV:
+		return type == IBV_QPT_UD ? -1 : (int)op;
 	default:
 		return -1;
 	}
+}
+
+/*
+ * A BIND_MW WQE: bind @mw with the new R_Key @rkey.  The kernel names the
+ * window by the index in @rkey and checks the rest when it executes.
+ */
+void shca_wqe_set_bind(struct shca_send_wqe *wqe, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info)
+{
+	wqe->bind.addr = info->addr;
+	wqe->bind.length = info->length;
+	wqe->bind.mr_lkey = info->mr ? info->mr->lkey : 0;
+	wqe->bind.mw_rkey = mw->rkey;
+	wqe->bind.rkey = rkey;
+	wqe->bind.access = info->mw_access_flags;
 }
 
 /* The transport part of a send WQE: AH for UD, remote memory for RC/UC. */
@@ -367,6 +385,15 @@ static int shca_wqe_remote(struct shca_qp *qp, const struct ibv_send_wr *wr,
 		wqe->atomic.compare_add = wr->wr.atomic.compare_add;
 		wqe->atomic.swap = wr->wr.atomic.swap;
 		wqe->atomic.rkey = wr->wr.atomic.rkey;
+		return 0;
+	case SHCA_OP_BIND_MW:
+		/* post_send binds type 2 windows; type 1 use ibv_bind_mw */
+		if (!wr->bind_mw.mw || wr->bind_mw.mw->type != IBV_MW_TYPE_2)
+			return EINVAL;
+		shca_wqe_set_bind(wqe, wr->bind_mw.mw, wr->bind_mw.rkey,
+				  &wr->bind_mw.bind_info);
+		return 0;
+	case SHCA_OP_LOCAL_INV:
 		return 0;
 	default:
 		break;
@@ -399,14 +426,14 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 	wqe->opcode = opcode;
 	wqe->flags = shca_send_flags(wr->send_flags);
 	/* ex only carries something for these; never stale user bytes */
-	if (opcode == SHCA_OP_SEND_WITH_INV)
+	if (opcode == SHCA_OP_SEND_WITH_INV || opcode == SHCA_OP_LOCAL_INV)
 		wqe->ex = wr->invalidate_rkey;
 	else if (opcode == SHCA_OP_SEND_WITH_IMM ||
 		 opcode == SHCA_OP_RDMA_WRITE_WITH_IMM)
 		wqe->ex = (uint32_t)wr->imm_data;
 	ret = shca_wqe_remote(qp, wr, wqe);
-	if (ret)
-		return ret;
+	if (ret || opcode == SHCA_OP_BIND_MW || opcode == SHCA_OP_LOCAL_INV)
+		return ret;	/* no data */
 	if ((wr->send_flags & IBV_SEND_INLINE) &&
 	    opcode != SHCA_OP_RDMA_READ &&
 	    opcode != SHCA_OP_ATOMIC_CMP_AND_SWP &&
@@ -456,6 +483,50 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		shca_wq_publish(&qp->sq);
 		shca_sq_doorbell(qp);
 	}
+	pthread_spin_unlock(&qp->sq.lock);
+	return ret;
+}
+
+/**
+ * shca_bind_mw - ibv_bind_mw() of a type 1 window
+ * @ibqp: the QP whose SQ carries the bind
+ * @mw: a type 1 window (libibverbs checked type and PD)
+ * @mw_bind: the range, access and send flags
+ *
+ * Posts a BIND_MW work request with the next R_Key (ibv_inc_rkey) and,
+ * once posted, hands that key to the application in mw->rkey, as the
+ * verbs API wants.  Errors of the bind itself come as a completion.
+ *
+ * Return: 0 or an errno value.
+ */
+int shca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	uint32_t rkey = ibv_inc_rkey(mw->rkey);
+	struct shca_send_wqe *wqe;
+	int ret = 0;
+
+	if (!qp->sq.ring.map)
+		return EOPNOTSUPP;
+	if (ibqp->qp_type == IBV_QPT_UD)
+		return EINVAL;
+	pthread_spin_lock(&qp->sq.lock);
+	if (!shca_wq_has_room(&qp->sq)) {
+		ret = ENOMEM;
+		goto out;
+	}
+	wqe = shca_wq_slot(&qp->sq, qp->sq.prod);
+	memset(wqe, 0, sizeof(*wqe));
+	wqe->wr_id = mw_bind->wr_id;
+	wqe->opcode = SHCA_OP_BIND_MW;
+	wqe->flags = shca_send_flags(mw_bind->send_flags);
+	shca_wqe_set_bind(wqe, mw, rkey, &mw_bind->bind_info);
+	qp->sq.prod++;
+	shca_wq_publish(&qp->sq);
+	shca_sq_doorbell(qp);
+	mw->rkey = rkey;
+out:
 	pthread_spin_unlock(&qp->sq.lock);
 	return ret;
 }

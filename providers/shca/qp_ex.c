@@ -26,6 +26,7 @@
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                  \
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                \
 			 IBV_QP_EX_WITH_SEND_WITH_INV)
+#define SHCA_OPS_MEM	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 
 /* rdma-core's VERBS_QP_EX: ibv_qp_to_qp_ex() returns &vqp->qp_ex */
 #define SHCA_VERBS_QP_EX (1u << 1)
@@ -34,9 +35,9 @@ static uint64_t shca_ops_of(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
-		return SHCA_OPS_RC;
+		return SHCA_OPS_RC | SHCA_OPS_MEM;
 	case IBV_QPT_UC:
-		return SHCA_OPS_UC;
+		return SHCA_OPS_UC | SHCA_OPS_MEM;
 	case IBV_QPT_UD:
 		return SHCA_OPS_UD;
 	default:
@@ -49,13 +50,13 @@ static uint64_t shca_ops_of(enum ibv_qp_type type)
  * @type: the QP type
  * @send_ops: enum ibv_qp_create_send_ops_flags bits requested
  *
- * Return: 0; EOPNOTSUPP for an operation shca never implements (bind_mw,
- * local_inv, TSO, atomic write, unknown bits); EINVAL for one that exists
- * but not on this transport (e.g. RDMA READ on UD).
+ * Return: 0; EOPNOTSUPP for an operation shca never implements (TSO,
+ * atomic write, unknown bits); EINVAL for one that exists but not on
+ * this transport (e.g. RDMA READ on UD).
  */
 int shca_qp_ex_check(enum ibv_qp_type type, uint64_t send_ops)
 {
-	if (send_ops & ~(uint64_t)SHCA_OPS_RC)
+	if (send_ops & ~(uint64_t)(SHCA_OPS_RC | SHCA_OPS_MEM))
 		return EOPNOTSUPP;
 	if (send_ops & ~shca_ops_of(type))
 		return EINVAL;
@@ -208,6 +209,34 @@ static void shca_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 {
 	shca_wr_atomic(qpx, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD,
 		       SHCA_OP_ATOMIC_FETCH_AND_ADD, rkey, remote_addr, add, 0);
+}
+
+static void shca_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			    uint32_t rkey,
+			    const struct ibv_mw_bind_info *bind_info)
+{
+	struct shca_send_wqe *wqe;
+
+	/* type 1 windows are bound with ibv_bind_mw() only */
+	if (!mw || mw->type != IBV_MW_TYPE_2) {
+		if (!qpx_to_shca(qpx)->wr_err)
+			shca_wr_fail(qpx_to_shca(qpx), EINVAL);
+		return;
+	}
+	wqe = shca_wr_begin(qpx, IBV_QP_EX_WITH_BIND_MW, SHCA_OP_BIND_MW);
+	if (wqe)
+		shca_wqe_set_bind(wqe, mw, rkey, bind_info);
+	qpx_to_shca(qpx)->wr_cur = NULL;	/* takes no data */
+}
+
+static void shca_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct shca_send_wqe *wqe;
+
+	wqe = shca_wr_begin(qpx, IBV_QP_EX_WITH_LOCAL_INV, SHCA_OP_LOCAL_INV);
+	if (wqe)
+		wqe->ex = invalidate_rkey;
+	qpx_to_shca(qpx)->wr_cur = NULL;	/* takes no data */
 }
 
 /* ------------------------------------------------------------------ */
@@ -384,4 +413,6 @@ void shca_qp_ex_init(struct shca_qp *qp, uint64_t send_ops)
 	qpx->wr_rdma_read = shca_wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = shca_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = shca_wr_atomic_fetch_add;
+	qpx->wr_bind_mw = shca_wr_bind_mw;
+	qpx->wr_local_inv = shca_wr_local_inv;
 }

@@ -243,6 +243,43 @@ static int shca_dereg_mr(struct verbs_mr *vmr)
 }
 
 /* ------------------------------------------------------------------ */
+/* Memory windows                                                     */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_mw *shca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int ret;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw)
+		return NULL;
+	ret = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+static int shca_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret = ibv_cmd_dealloc_mw(mw);
+
+	if (!ret)
+		free(mw);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* Address handles                                                    */
 /* ------------------------------------------------------------------ */
 
@@ -295,13 +332,16 @@ static int shca_destroy_ah(struct ibv_ah *ibah)
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
+	.bind_mw = shca_bind_mw,
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_cq_ex = shca_create_cq_ex,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,

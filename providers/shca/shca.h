@@ -171,6 +171,10 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad_wr);
 int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr);
+int shca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		 struct ibv_mw_bind *mw_bind);
+void shca_wqe_set_bind(struct shca_send_wqe *wqe, struct ibv_mw *mw,
+		       uint32_t rkey, const struct ibv_mw_bind_info *info);
 int shca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 		      uint16_t lid);
 int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,

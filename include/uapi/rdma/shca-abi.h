@@ -167,6 +167,37 @@ struct shca_wqe_ud {
 	__aligned_u64 reserved_128[2];
 };
 
+/*
+ * SHCA_OP_BIND_MW: bind the memory window named by the index of @rkey
+ * (the new R_Key: same index, new key byte) to [addr, addr + length) of
+ * the MR named by mr_lkey.  Type 1 windows must also carry their current
+ * R_Key in mw_rkey; length 0 unbinds a type 1 window.  access holds
+ * IB_ACCESS_REMOTE_* (IBV_ACCESS_*) bits.
+ */
+struct shca_wqe_bind_mw {
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 mr_lkey;
+	__u32 mw_rkey;
+	__u32 rkey;
+	__u32 access;
+};
+
+/*
+ * SHCA_OP_REG_MR (kernel QPs only, never in a user ring): give the fast
+ * registration MR whose index is in mr_key the key @key, the access
+ * flags @access and the page list last built by ib_map_mr_sg(), mapping
+ * [iova, iova + length) with pages of 1 << page_shift bytes.
+ */
+struct shca_wqe_reg_mr {
+	__aligned_u64 iova;
+	__aligned_u64 length;
+	__u32 mr_key;
+	__u32 key;
+	__u32 access;
+	__u32 page_shift;
+};
+
 /* Send queue entry.  The stride is 1 << sq_entry_shift; SGEs or inline
  * data follow the header up to the end of the entry.
  */
@@ -176,13 +207,17 @@ struct shca_send_wqe {
 	__u8 num_sge;
 	__u8 flags;		/* enum shca_wqe_flags */
 	__u8 reserved_88;
-	__u32 ex;		/* immediate data (big endian) or invalidate rkey */
+	__u32 ex;		/* immediate data (big endian), or the rkey to
+				 * invalidate (SEND_WITH_INV, LOCAL_INV)
+				 */
 	__u32 inline_len;
 	__u32 xrc_remote_srqn;
 	union {
 		struct shca_wqe_rdma rdma;
 		struct shca_wqe_atomic atomic;
 		struct shca_wqe_ud ud;
+		struct shca_wqe_bind_mw bind;	/* SHCA_OP_BIND_MW */
+		struct shca_wqe_reg_mr reg;	/* SHCA_OP_REG_MR */
 	};
 	__aligned_u64 reserved_448;
 	/* struct shca_sge sge[] or inline bytes follow */

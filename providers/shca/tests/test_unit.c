@@ -552,8 +552,10 @@ static void test_qp_ex_check(void)
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, 0x27f) == 0);
 	CHECK(shca_qp_ex_check(IBV_QPT_UC, 0xf) == 0);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, 0xc) == 0);
-	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW) == EOPNOTSUPP);
-	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV) == EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_LOCAL_INV) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_BIND_MW) == EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV) == EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_TSO) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
 	      EOPNOTSUPP);
@@ -651,6 +653,7 @@ static void test_qp_ex_batch(void)
 }
 
 /* ibv_post_send: transport checks of the RC/UC/UD opcodes. */
+#define W0 (*(struct shca_send_wqe *)f.ring[0])
 static void test_post_send_checks(void)
 {
 	static struct fake_qp f;
@@ -665,9 +668,37 @@ static void test_post_send_checks(void)
 	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
 	wr.opcode = IBV_WR_SEND_WITH_INV;
 	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
-	wr.opcode = IBV_WR_LOCAL_INV;
-	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
 	CHECK(f.ctl.prod == 0);
+	/* type 1 windows are bound with ibv_bind_mw only */
+	{
+		struct ibv_mw mw1 = { .type = IBV_MW_TYPE_1, .rkey = 0x80000105 };
+		struct ibv_send_wr bw = { .opcode = IBV_WR_BIND_MW };
+
+		bw.bind_mw.mw = &mw1;
+		bw.bind_mw.rkey = 0x80000106;
+		CHECK(shca_post_send(&f.qp.vqp.qp, &bw, &bad) == EINVAL);
+		CHECK(f.ctl.prod == 0);
+		mw1.type = IBV_MW_TYPE_2;
+		bw.bind_mw.bind_info.addr = 0x1000;
+		bw.bind_mw.bind_info.length = 64;
+		bw.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		CHECK(shca_post_send(&f.qp.vqp.qp, &bw, &bad) == 0);
+		CHECK(f.ctl.prod == 1);
+		CHECK(W0.opcode == SHCA_OP_BIND_MW && W0.num_sge == 0);
+		CHECK(W0.bind.rkey == 0x80000106 &&
+		      W0.bind.mw_rkey == 0x80000105 &&
+		      W0.bind.addr == 0x1000 &&
+		      W0.bind.length == 64 && W0.bind.mr_lkey == 0 &&
+		      W0.bind.access == IBV_ACCESS_REMOTE_WRITE);
+	}
+	/* LOCAL_INV carries only the key, never the SGEs */
+	fake_qp_init(&f, IBV_QPT_UC, 0);
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = 0x1234;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == 0);
+	CHECK(f.ctl.prod == 1 && W0.ex == 0x1234 && W0.num_sge == 0);
+	fake_qp_init(&f, IBV_QPT_UD, 0);
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL);
 
 	/* a chain stops at the first bad WR; the good ones are posted */
 	fake_qp_init(&f, IBV_QPT_UD, 0);

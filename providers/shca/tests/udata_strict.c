@@ -934,9 +934,12 @@ static void test_reg_mr(void)
 	expect_errno("reg_mr: REMOTE_ATOMIC accepted (IB_ATOMIC_HCA)",
 		     try_mr(mr_buf, MR_LEN, va, lw | IBV_ACCESS_REMOTE_ATOMIC,
 			    NULL, 0), 0);
-	expect_errno("reg_mr: MW_BIND unsupported",
+	expect_errno("reg_mr: MW_BIND accepted (memory windows)",
 		     try_mr(mr_buf, MR_LEN, va, lw | IBV_ACCESS_MW_BIND, NULL, 0),
-		     EOPNOTSUPP);
+		     0);
+	expect_errno("reg_mr: ZERO_BASED unsupported",
+		     try_mr(mr_buf, MR_LEN, va, lw | IBV_ACCESS_ZERO_BASED, NULL,
+			    0), EOPNOTSUPP);
 	/*
 	 * ib_core's ib_check_mr_access() answers for ODP before the driver
 	 * is called: EINVAL up to 6.1, EOPNOTSUPP in later kernels.

@@ -2,8 +2,9 @@
 /*
  * shca: device and port attributes, sysfs, counters.
  *
- * Only what is implemented is advertised: no SRQ, XRC, MW or memory
- * management extensions.  Atomics are IB_ATOMIC_HCA: all shca atomics
+ * Only what is implemented is advertised: no SRQ or XRC.  Memory
+ * management extensions (FRWR) and memory windows of types 1 and 2B are
+ * there (mr.c, mw.c).  Atomics are IB_ATOMIC_HCA: all shca atomics
  * are serialised by one lock (mem.c), but CPU accesses are not.
  */
 #include <linux/etherdevice.h>
@@ -34,7 +35,10 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_wr = SHCA_MAX_QP_WR;
 	/* the RC responder generates RNR NAKs */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
-				 IB_DEVICE_RC_RNR_NAK_GEN;
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
 	/* `rdma link delete` is allowed for link-created devices */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SHCA_MAX_SGE;
@@ -45,6 +49,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->cq_caps.max_cq_moderation_count = SHCA_MAX_CQ_MOD_COUNT;
 	attr->cq_caps.max_cq_moderation_period = SHCA_MAX_CQ_MOD_PERIOD;
 	attr->max_mr = SHCA_MAX_MR;
+	attr->max_mw = SHCA_MAX_MW;
+	attr->max_fast_reg_page_list_len = SHCA_MAX_FRMR_PAGES;
 	attr->max_pd = SHCA_MAX_PD;
 	/* responder resources: max_dest_rd_atomic per QP, all QPs at once */
 	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOM;

@@ -127,10 +127,12 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	WARN_ON(!xa_empty(&sdev->qps));
 	WARN_ON(!xa_empty(&sdev->cqs));
 	WARN_ON(!xa_empty(&sdev->mrs));
+	WARN_ON(!xa_empty(&sdev->mws));
 	WARN_ON(!xa_empty(&sdev->ahs));
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->mrs);
+	xa_destroy(&sdev->mws);
 	xa_destroy(&sdev->ahs);
 	ida_destroy(&sdev->pd_ida);
 	if (sdev->dma_dev)
@@ -157,7 +159,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
  * RX softirq) with the process-only ones.
  */
 static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
-	shca_ahs_key;
+	shca_mws_key, shca_ahs_key;
 
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
@@ -167,10 +169,12 @@ static void shca_dev_init_ids(struct shca_dev *sdev)
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->cqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->mws, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	lockdep_set_class(&sdev->qps.xa_lock, &shca_qps_key);
 	lockdep_set_class(&sdev->cqs.xa_lock, &shca_cqs_key);
 	lockdep_set_class(&sdev->mrs.xa_lock, &shca_mrs_key);
+	lockdep_set_class(&sdev->mws.xa_lock, &shca_mws_key);
 	lockdep_set_class(&sdev->ahs.xa_lock, &shca_ahs_key);
 	sdev->next_qpn = SHCA_GSI_QPN + 1;
 }
@@ -382,6 +386,8 @@ static const struct ib_device_ops shca_dev_ops = {
 	.device_group = &shca_attr_group,	/* SHCA_SYSFS_ABI_ATTR */
 
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
+	.alloc_mr = shca_alloc_mr,
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.attach_mcast = shca_attach_mcast,
@@ -390,6 +396,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_qp = shca_create_qp,
 	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dealloc_driver,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.dereg_mr = shca_dereg_mr,
@@ -403,6 +410,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
+	.map_mr_sg = shca_map_mr_sg,
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
 	.modify_cq = shca_modify_cq,
@@ -422,6 +430,7 @@ static const struct ib_device_ops shca_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuctx),
@@ -431,7 +440,11 @@ static int __init shca_init(void)
 {
 	int err;
 
-	shca_wq = alloc_workqueue("shca", WQ_UNBOUND, 0);
+	/*
+	 * WQ_MEM_RECLAIM: storage ULPs (nvmet-rdma, nvme-rdma) destroy QPs
+	 * from their own reclaim workqueues, and destroy flushes our engines.
+	 */
+	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
 	err = shca_net_init();

@@ -9,15 +9,19 @@
  * virtual addresses, since ib_core's virtual DMA ops (no DMA device)
  * hand out kernel addresses as DMA addresses.
  *
- * Remote accesses (the RC/UC responder) name an MR by R_Key instead:
- * shca_rmr_get() checks PD, access and range and returns the MR
- * referenced for as long as the access lasts.
+ * Fast registration MRs are reached through their page list, whose
+ * entries are kernel addresses as well.
+ *
+ * Remote accesses (the RC/UC responder) name an MR or a memory window by
+ * R_Key instead: shca_rmr_get() checks PD, access and range and returns
+ * the MR (a window's MR) referenced for as long as the access lasts.
  */
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_umem.h>
 
 #include "shca.h"
+#include "mem_logic.h"
 
 /* Sum of the SGE lengths; -EINVAL if it does not fit 32 bits. */
 int shca_sge_total(const struct shca_sge *sge, u32 num_sge, u64 *total)
@@ -72,6 +76,27 @@ static bool shca_mr_covers(const struct shca_mr *mr, u64 addr, u32 len)
 	return addr >= mr->iova && end <= mr->iova + mr->length;
 }
 
+/* Copy through a fast registration page list; mr->lock held. */
+static int shca_frmr_copy(struct shca_mr *mr, u64 addr, void *buf, u32 len,
+			  bool to_mr)
+{
+	const struct shca_frmr *f = &mr->frmr;
+	u32 idx, off, n;
+
+	while (len) {
+		if (!shca_frmr_xlate(mr->iova, f->page_shift, f->npages, addr,
+				     &idx, &off))
+			return -EFAULT;
+		n = min_t(u64, len, (1ULL << f->page_shift) - off);
+		shca_copy_dir((void *)(uintptr_t)(f->pages[idx] + off), buf, n,
+			      to_mr);
+		addr += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
 /* Copy @len bytes at @addr of a referenced MR; mr->lock held. */
 static int shca_mr_copy_locked(struct shca_mr *mr, u64 addr, void *buf,
 			       u32 len, bool to_mr)
@@ -83,6 +108,8 @@ static int shca_mr_copy_locked(struct shca_mr *mr, u64 addr, void *buf,
 		shca_copy_dir((void *)(uintptr_t)addr, buf, len, to_mr);
 		return 0;
 	}
+	if (mr->type == SHCA_MR_FRMR)
+		return shca_frmr_copy(mr, addr, buf, len, to_mr);
 	return shca_umem_copy(mr->umem, addr - mr->iova +
 			      ib_umem_offset(mr->umem), buf, len, to_mr);
 }
@@ -97,8 +124,10 @@ static int shca_mr_copy(struct shca_sge_cursor *cur, u32 lkey, u64 addr,
 	if (!mr)
 		return -ENOENT;
 	spin_lock(&mr->lock);
-	if (READ_ONCE(mr->ibmr.pd) != cur->pd ||
-	    (to_mr && !(mr->access & IB_ACCESS_LOCAL_WRITE)))
+	if (mr->key != lkey || !mr->valid)
+		err = -ENOENT;
+	else if (READ_ONCE(mr->ibmr.pd) != cur->pd ||
+		 (to_mr && !(mr->access & IB_ACCESS_LOCAL_WRITE)))
 		err = -EACCES;
 	else
 		err = shca_mr_copy_locked(mr, addr, buf, len, to_mr);
@@ -151,32 +180,37 @@ static DEFINE_SPINLOCK(shca_atomic_lock);
 
 /**
  * shca_rmr_get - look up an R_Key for a remote access
- * @sdev: device
- * @pd: the PD of the QP the request arrived on
- * @rkey: R_Key from the packet (untrusted)
+ * @qp: the QP the request arrived on
+ * @rkey: R_Key from the packet (untrusted); an MR's or a window's
  * @va: first byte of the access (untrusted)
  * @len: bytes accessed (untrusted)
  * @access: IB_ACCESS_REMOTE_{READ,WRITE,ATOMIC} needed
  * @mrp: the MR, referenced, on success; release with shca_mr_put()
  *
- * The MR must belong to @pd, allow @access and cover [@va, @va + @len)
- * without overflow.  A DMA MR is reachable only if it was created with
- * the remote access flag.
+ * The MR must belong to the QP's PD, allow @access and cover
+ * [@va, @va + @len) without overflow.  A DMA MR is reachable only if it
+ * was created with the remote access flag.  Windows: shca_mw_rget().
  *
  * Context: process (the RX engine); does not sleep.
  * Return: 0, -ENOENT for an unknown key, -EACCES for a PD or access
  * mismatch, -EFAULT for an out-of-range access.
  */
-int shca_rmr_get(struct shca_dev *sdev, struct ib_pd *pd, u32 rkey, u64 va,
-		 u32 len, int access, struct shca_mr **mrp)
+int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
+		 struct shca_mr **mrp)
 {
-	struct shca_mr *mr = shca_mr_get(sdev, rkey);
+	struct shca_mr *mr;
 	int err = 0;
 
+	if (SHCA_KEY_IS_MW(rkey))
+		return shca_mw_rget(qp, rkey, va, len, access, mrp);
+	mr = shca_mr_get(to_sdev(qp->ibqp.device), rkey);
 	if (!mr)
 		return -ENOENT;
 	spin_lock(&mr->lock);
-	if (READ_ONCE(mr->ibmr.pd) != pd || (mr->access & access) != access)
+	if (mr->key != rkey || !mr->valid)
+		err = -ENOENT;
+	else if (READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd ||
+		 (mr->access & access) != access)
 		err = -EACCES;
 	else if (!shca_mr_covers(mr, va, len))
 		err = -EFAULT;

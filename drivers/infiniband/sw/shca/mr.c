@@ -5,17 +5,29 @@
  * Keys are (xarray index << 8) | generation byte; lkey == rkey.  The
  * index is reserved first (NULL entry) and the MR is published with
  * xa_store() once fully built.  Deregistration unpublishes, drops the
- * creation reference and waits for lookups (the future datapath) to
- * finish with the MR.
+ * creation reference and waits for lookups (the datapath) to finish with
+ * the MR.
+ *
+ * Fast registration MRs (FRWR) start in the Free state; IB_WR_REG_MR
+ * gives them a key, access flags and the page list ib_map_mr_sg() built,
+ * IB_WR_LOCAL_INV or an incoming SEND_WITH_INV frees them again.
+ *
+ * An MR with memory windows bound to it cannot be deregistered: the call
+ * fails with -EBUSY (IBTA lets deregistration fail while windows are
+ * bound), the windows hold references to it, and the consumer must
+ * unbind, invalidate or deallocate them first.
  */
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "mem_logic.h"
 
 #define SHCA_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 
 static int shca_mr_check_access(struct ib_device *ibdev, int access)
 {
@@ -59,6 +71,8 @@ static struct shca_mr *shca_mr_new(struct shca_dev *sdev, int access)
 	mr->ibmr.lkey = (mr->index << 8) |
 			(atomic_inc_return(&sdev->mr_key_gen) & 0xff);
 	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = mr->ibmr.lkey;
+	mr->valid = true;
 	return mr;
 
 err_count:
@@ -79,6 +93,8 @@ static void shca_mr_destroy(struct shca_dev *sdev, struct shca_mr *mr)
 	kref_put(&mr->ref, shca_mr_release);
 	wait_for_completion(&mr->freed);
 	ib_umem_release(mr->umem);
+	kfree(mr->frmr.map);
+	kfree(mr->frmr.pages);
 	atomic_dec(&sdev->num_mr);
 	kfree(mr);
 }
@@ -216,6 +232,10 @@ static int shca_rereg_check(struct ib_device *ibdev, struct shca_mr *mr,
 		ibdev_dbg(ibdev, "mr: rereg of a non-user MR\n");
 		return -EINVAL;
 	}
+	if (READ_ONCE(mr->num_mw)) {
+		ibdev_dbg(ibdev, "mr: rereg with memory windows bound\n");
+		return -EBUSY;
+	}
 	if (flags & IB_MR_REREG_ACCESS)
 		return shca_mr_check_access(ibdev, access);
 	return 0;
@@ -262,10 +282,200 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	return NULL;
 }
 
+/* Context: process.  Return: 0, or -EBUSY while windows are bound. */
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	shca_mr_destroy(to_sdev(ibmr->device), to_smr(ibmr));
+	struct shca_mr *mr = to_smr(ibmr);
+	u32 busy;
+
+	spin_lock(&mr->lock);
+	busy = mr->num_mw;
+	if (!busy)
+		mr->dead = true;	/* no window binds to it from now on */
+	spin_unlock(&mr->lock);
+	if (busy) {
+		ibdev_dbg(ibmr->device, "mr %#x: %u memory windows bound\n",
+			  ibmr->lkey, busy);
+		return -EBUSY;
+	}
+	shca_mr_destroy(to_sdev(ibmr->device), mr);
 	return 0;
+}
+
+static int shca_frmr_init(struct shca_mr *mr, u32 max_num_sg)
+{
+	mr->frmr.map = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	mr->frmr.pages = kcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->frmr.map || !mr->frmr.pages)
+		return -ENOMEM;
+	mr->frmr.max_pages = max_num_sg;
+	mr->type = SHCA_MR_FRMR;
+	mr->valid = false;	/* Free until IB_WR_REG_MR */
+	return 0;
+}
+
+/**
+ * shca_alloc_mr - a fast registration MR (kernel ULPs, FRWR)
+ * @ibpd: protection domain
+ * @mr_type: only IB_MR_TYPE_MEM_REG
+ * @max_num_sg: page list entries, at most SHCA_MAX_FRMR_PAGES
+ *
+ * Context: process, may sleep.
+ */
+struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			    u32 max_num_sg)
+{
+	struct shca_dev *sdev = to_sdev(ibpd->device);
+	struct shca_mr *mr;
+	int err;
+
+	if (mr_type != IB_MR_TYPE_MEM_REG) {
+		ibdev_dbg(&sdev->ibdev, "mr: type %d not supported\n", mr_type);
+		err = -EOPNOTSUPP;
+		goto err_out;
+	}
+	if (!max_num_sg || max_num_sg > SHCA_MAX_FRMR_PAGES) {
+		ibdev_dbg(&sdev->ibdev, "mr: %u pages\n", max_num_sg);
+		err = -EINVAL;
+		goto err_out;
+	}
+	mr = shca_mr_new(sdev, 0);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		goto err_out;
+	}
+	err = shca_frmr_init(mr, max_num_sg);
+	if (!err)
+		err = shca_mr_publish(sdev, mr);
+	if (err) {
+		shca_mr_destroy(sdev, mr);
+		goto err_out;
+	}
+	return &mr->ibmr;
+
+err_out:
+	shca_stat_inc(sdev, SHCA_STAT_REG_MR_ERR);
+	return ERR_PTR(err);
+}
+
+static int shca_frmr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct shca_mr *mr = to_smr(ibmr);
+
+	if (mr->frmr.map_n >= mr->frmr.max_pages)
+		return -ENOMEM;
+	mr->frmr.map[mr->frmr.map_n++] = addr;
+	return 0;
+}
+
+/**
+ * shca_map_mr_sg - build the page list of a fast registration MR
+ * @ibmr: MR from shca_alloc_mr(), owned by the caller (not in use)
+ * @sg: DMA-mapped scatterlist (kernel addresses)
+ * @sg_nents: entries of @sg
+ * @sg_offset: offset into the first entry, updated by ib_sg_to_pages()
+ *
+ * ib_map_mr_sg() has set ibmr->page_size.  Context: any, does not sleep.
+ * Return: the number of entries mapped, or a negative error.
+ */
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct shca_mr *mr = to_smr(ibmr);
+
+	if (mr->type != SHCA_MR_FRMR || !is_power_of_2(ibmr->page_size) ||
+	    ibmr->page_size < SZ_4K || ibmr->page_size > SZ_2G) {
+		ibdev_dbg(ibmr->device, "mr %#x: cannot map, page size %u\n",
+			  ibmr->lkey, ibmr->page_size);
+		return -EINVAL;
+	}
+	mr->frmr.map_n = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      shca_frmr_set_page);
+}
+
+/* May @reg apply to @mr?  mr->lock held. */
+static bool shca_frmr_reg_ok(struct shca_qp *qp, struct shca_mr *mr,
+			     const struct shca_wqe_reg_mr *reg)
+{
+	u32 idx, off;
+
+	lockdep_assert_held(&mr->lock);
+	if (mr->type != SHCA_MR_FRMR || mr->valid || mr->dead ||
+	    mr->ibmr.pd != qp->ibqp.pd || (reg->key >> 8) != mr->index ||
+	    !reg->length || reg->length > SHCA_MAX_MR_SIZE ||
+	    (reg->access & ~SHCA_MR_ACCESS))
+		return false;
+	/* the page list must cover the whole registration */
+	return shca_frmr_xlate(reg->iova, reg->page_shift, mr->frmr.map_n,
+			       reg->iova + reg->length - 1, &idx, &off);
+}
+
+/**
+ * shca_frmr_reg - execute IB_WR_REG_MR
+ * @qp: the kernel QP it was posted on
+ * @reg: the WQE fields
+ *
+ * The MR must be a Free fast registration MR of the QP's PD.
+ * Context: sq_work.
+ * Return: 0 or a negative error.
+ */
+int shca_frmr_reg(struct shca_qp *qp, const struct shca_wqe_reg_mr *reg)
+{
+	struct shca_mr *mr;
+	int err = -EINVAL;
+
+	mr = shca_mr_get_index(to_sdev(qp->ibqp.device), reg->mr_key);
+	if (!mr)
+		return -ENOENT;
+	spin_lock(&mr->lock);
+	if (shca_frmr_reg_ok(qp, mr, reg)) {
+		memcpy(mr->frmr.pages, mr->frmr.map,
+		       mr->frmr.map_n * sizeof(u64));
+		mr->frmr.npages = mr->frmr.map_n;
+		mr->frmr.page_shift = reg->page_shift;
+		mr->iova = reg->iova;
+		mr->length = reg->length;
+		mr->access = reg->access;
+		WRITE_ONCE(mr->key, reg->key);
+		WRITE_ONCE(mr->valid, true);
+		err = 0;
+	}
+	spin_unlock(&mr->lock);
+	if (err)
+		ibdev_dbg(qp->ibqp.device, "qp %u: bad REG_MR of %#x\n",
+			  qp->ibqp.qp_num, reg->mr_key);
+	shca_mr_put(mr);
+	return err;
+}
+
+/**
+ * shca_mr_invalidate - LOCAL_INV or SEND_WITH_INV of an MR key
+ * @qp: QP the invalidation came from (local) or arrived on (remote)
+ * @key: the key to invalidate
+ *
+ * Only fast registration MRs of the QP's PD without bound windows can be
+ * invalidated; invalidating a Free one with its last key is a no-op.
+ * Context: sq_work or rq_work.
+ * Return: 0 or a negative error.
+ */
+int shca_mr_invalidate(struct shca_qp *qp, u32 key)
+{
+	struct shca_mr *mr;
+	int err = -EINVAL;
+
+	mr = shca_mr_get_index(to_sdev(qp->ibqp.device), key);
+	if (!mr)
+		return -ENOENT;
+	spin_lock(&mr->lock);
+	if (mr->type == SHCA_MR_FRMR && mr->key == key && !mr->num_mw &&
+	    mr->ibmr.pd == qp->ibqp.pd) {
+		WRITE_ONCE(mr->valid, false);
+		err = 0;
+	}
+	spin_unlock(&mr->lock);
+	shca_mr_put(mr);
+	return err;
 }
 
 /**
@@ -282,7 +492,30 @@ struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 
 	xa_lock(&sdev->mrs);
 	mr = xa_load(&sdev->mrs, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || !kref_get_unless_zero(&mr->ref)))
+	if (mr && (READ_ONCE(mr->key) != key || !READ_ONCE(mr->valid) ||
+		   !kref_get_unless_zero(&mr->ref)))
+		mr = NULL;
+	xa_unlock(&sdev->mrs);
+	return mr;
+}
+
+/**
+ * shca_mr_get_index - look up an MR by the index part of @key only
+ * @sdev: device
+ * @key: key from a WQE or packet (untrusted); the key byte is ignored
+ *
+ * For operations that change the key or the state (REG_MR, LOCAL_INV):
+ * the caller checks what it needs under mr->lock.
+ * Context: process (the engines).
+ * Return: the MR with a reference held, or NULL.
+ */
+struct shca_mr *shca_mr_get_index(struct shca_dev *sdev, u32 key)
+{
+	struct shca_mr *mr;
+
+	xa_lock(&sdev->mrs);
+	mr = xa_load(&sdev->mrs, key >> 8);
+	if (mr && !kref_get_unless_zero(&mr->ref))
 		mr = NULL;
 	xa_unlock(&sdev->mrs);
 	return mr;

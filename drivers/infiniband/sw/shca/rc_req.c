@@ -205,6 +205,12 @@ static u8 shca_req_wc_opcode(u8 op)
 		return IB_WC_COMP_SWAP;
 	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case SHCA_OP_BIND_MW:
+		return IB_WC_BIND_MW;
+	case SHCA_OP_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case SHCA_OP_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}
@@ -443,6 +449,9 @@ static bool shca_req_op_ok(enum ib_qp_type type, u8 op)
 	case SHCA_OP_SEND_WITH_IMM:
 	case SHCA_OP_RDMA_WRITE:
 	case SHCA_OP_RDMA_WRITE_WITH_IMM:
+	case SHCA_OP_BIND_MW:
+	case SHCA_OP_LOCAL_INV:
+	case SHCA_OP_REG_MR:
 		return true;
 	case SHCA_OP_SEND_WITH_INV:
 	case SHCA_OP_RDMA_READ:
@@ -500,6 +509,9 @@ static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 	w->len = 0;
 	if (!shca_req_op_ok(qp->ibqp.qp_type, w->hdr.opcode))
 		return IB_WC_LOC_QP_OP_ERR;
+	if (shca_req_is_local(w))
+		return w->hdr.num_sge || (w->hdr.flags & SHCA_WQE_F_INLINE) ?
+		       IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
 	st = shca_req_copy_data(qp, w, slot, &total);
 	if (st != IB_WC_SUCCESS)
 		return st;
@@ -816,6 +828,27 @@ static struct shca_req_wqe *shca_req_next(struct shca_qp *qp)
 }
 
 /*
+ * Execute the local operation @w once everything before it completed.
+ * Return: true if it was executed (successfully or not).
+ * Context: sq_work.
+ */
+static bool shca_req_local(struct shca_qp *qp, struct shca_req_wqe *w)
+{
+	enum ib_wc_status st;
+
+	if (qp->req.cur != qp->sq.ring.kcons)
+		return false;	/* an ACK or response will bring us back */
+	st = shca_local_op(qp, &w->hdr);
+	if (st != IB_WC_SUCCESS) {
+		shca_req_fail(qp, w, st);
+		return true;
+	}
+	qp->req.cur++;
+	shca_req_retire(qp, IB_WC_SUCCESS);
+	return true;
+}
+
+/*
  * Send packets until nothing may be sent or the budget is used up.
  * Return: false if the budget ran out.
  * Context: sq_work.
@@ -834,6 +867,13 @@ static bool shca_req_send(struct shca_qp *qp)
 		w = shca_req_next(qp);
 		if (!w)
 			return true;
+		if (shca_req_is_local(w)) {
+			if (!shca_req_local(qp, w) ||
+			    READ_ONCE(qp->state) == IB_QPS_ERR)
+				return true;
+			budget--;
+			continue;
+		}
 		if (!w->started) {
 			if (!shca_req_may_start(qp, w))
 				return true;

@@ -43,6 +43,14 @@ static inline bool shca_req_is_rd_atomic(const struct shca_req_wqe *w)
 	       w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD;
 }
 
+/* BIND_MW, LOCAL_INV, REG_MR: executed locally, no packets. */
+static inline bool shca_req_is_local(const struct shca_req_wqe *w)
+{
+	return w->hdr.opcode == SHCA_OP_BIND_MW ||
+	       w->hdr.opcode == SHCA_OP_LOCAL_INV ||
+	       w->hdr.opcode == SHCA_OP_REG_MR;
+}
+
 static inline u32 shca_req_last_psn(const struct shca_req_wqe *w)
 {
 	return (w->first_psn + w->npkts - 1) & 0xffffff;

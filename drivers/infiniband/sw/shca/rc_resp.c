@@ -445,7 +445,11 @@ static enum shca_resp_verdict shca_resp_send(struct shca_qp *qp,
 		cqe.flags = SHCA_CQE_F_IMM;
 		cqe.imm_data = (__force u32)p->w.hdr.imm;
 	} else if (p->flags & SHCA_OPF_IETH) {
-		/* the MR is invalidated once FRWR exists; reported only */
+		if (shca_invalidate_remote(qp, p->w.hdr.inv_rkey)) {
+			shca_resp_complete_err(qp, IB_WC_REM_INV_REQ_ERR);
+			p->local_err = true;
+			return SHCA_RV_NAK_INV;
+		}
 		cqe.flags = SHCA_CQE_F_INV;
 		cqe.imm_data = p->w.hdr.inv_rkey;
 	}
@@ -470,9 +474,8 @@ static enum shca_resp_verdict shca_resp_write_start(struct shca_qp *qp,
 	resp->wr_done = 0;
 	if (!resp->dma_len)
 		return SHCA_RV_DONE;	/* the R_Key is not checked */
-	err = shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd, p->w.hdr.rkey,
-			   resp->va, resp->dma_len, IB_ACCESS_REMOTE_WRITE,
-			   &resp->mr);
+	err = shca_rmr_get(qp, p->w.hdr.rkey, resp->va, resp->dma_len,
+			   IB_ACCESS_REMOTE_WRITE, &resp->mr);
 	return err ? SHCA_RV_NAK_ACC : SHCA_RV_DONE;
 }
 
@@ -560,8 +563,7 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 		return SHCA_RV_NAK_ACC;
 	if (h->dma_len > SHCA_RESP_MAX_MSG)
 		return SHCA_RV_NAK_INV;
-	if (h->dma_len && shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd,
-				       h->rkey, h->va, h->dma_len,
+	if (h->dma_len && shca_rmr_get(qp, h->rkey, h->va, h->dma_len,
 				       IB_ACCESS_REMOTE_READ, &mr))
 		return SHCA_RV_NAK_ACC;
 	res = shca_resp_res_alloc(resp);
@@ -598,8 +600,8 @@ static enum shca_resp_verdict shca_resp_atomic(struct shca_qp *qp,
 		return SHCA_RV_NAK_ACC;
 	if (h->va & 7 || resp->npending >= resp->nres)
 		return SHCA_RV_NAK_INV;
-	err = shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd, h->rkey, h->va,
-			   sizeof(u64), IB_ACCESS_REMOTE_ATOMIC, &mr);
+	err = shca_rmr_get(qp, h->rkey, h->va, sizeof(u64),
+			   IB_ACCESS_REMOTE_ATOMIC, &mr);
 	if (err)
 		return SHCA_RV_NAK_ACC;
 	err = shca_rmr_atomic(mr, h->va, h->opcode == (SHCA_TR_RC |
@@ -750,8 +752,7 @@ static void shca_rc_replay_read(struct shca_qp *qp,
 	    check_add_overflow(h->va, (u64)h->dma_len, &end) ||
 	    end > orig->va + orig->len)
 		return;
-	if (h->dma_len && shca_rmr_get(shca_resp_sdev(qp), qp->ibqp.pd,
-				       h->rkey, h->va, h->dma_len,
+	if (h->dma_len && shca_rmr_get(qp, h->rkey, h->va, h->dma_len,
 				       IB_ACCESS_REMOTE_READ, &mr))
 		return;
 	shca_resp_res_clear(res);

@@ -80,8 +80,8 @@ struct shca_resp {
 bool shca_resp_batch_end(struct shca_qp *qp);
 
 /* mem.c: remote (R_Key) access */
-int shca_rmr_get(struct shca_dev *sdev, struct ib_pd *pd, u32 rkey, u64 va,
-		 u32 len, int access, struct shca_mr **mrp);
+int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
+		 struct shca_mr **mrp);
 int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len,
 		  bool to_mr);
 int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,

@@ -11,7 +11,9 @@
  *    work queue.  Never taken together with another QP's locks.
  *  - cq->lock (spinlock, irqsave): CQ ring consumer side, notify state,
  *    ring swap on resize.
- *  - mr->lock (spinlock): MR translation fields (rereg vs. lookups).
+ *  - mw->lock (spinlock) -> mr->lock (spinlock): MR translation fields
+ *    (rereg, fast registration, invalidation vs. lookups); a bind takes
+ *    the window's lock, then one MR lock at a time.
  *  - xarrays use their internal lock.
  */
 #ifndef SHCA_H
@@ -53,6 +55,15 @@
 #define SHCA_MAX_PD		4096
 #define SHCA_MAX_MR		65536
 #define SHCA_MAX_MR_SIZE	(1ULL << 40)
+#define SHCA_MAX_FRMR_PAGES	512	/* max_fast_reg_page_list_len */
+#define SHCA_MAX_MW		65536
+/*
+ * Key space: key = (index << 8) | key byte.  MR indices are
+ * 1..SHCA_MAX_MR; memory window indices have bit 23 set, so the top bit
+ * of an R_Key tells which table to look in.
+ */
+#define SHCA_MW_INDEX_BASE	0x800000U
+#define SHCA_KEY_IS_MW(key)	(!!((key) & (SHCA_MW_INDEX_BASE << 8)))
 #define SHCA_MAX_AH		65536
 #define SHCA_MAX_SGE		12
 #define SHCA_MAX_RD_ATOM	128
@@ -117,6 +128,8 @@ struct shca_dev {
 	struct xarray qps;		/* qpn -> shca_qp */
 	struct xarray cqs;		/* cqn -> shca_cq */
 	struct xarray mrs;		/* key index -> shca_mr */
+	struct xarray mws;		/* key index -> shca_mw */
+	atomic_t num_mw;
 	struct xarray ahs;		/* ah_handle -> shca_ah */
 	u32 next_qpn;
 	u32 next_cqn;
@@ -155,20 +168,57 @@ struct shca_ah {
 enum shca_mr_type {
 	SHCA_MR_DMA,
 	SHCA_MR_USER,
+	SHCA_MR_FRMR,		/* ib_alloc_mr(IB_MR_TYPE_MEM_REG) */
 };
 
-/* Looked up from the wire (later): kref + completion like the QP. */
+/*
+ * Page lists of a fast registration MR.  ib_map_mr_sg() fills @map
+ * (the ULP owns the MR then); IB_WR_REG_MR copies it into @pages under
+ * mr->lock.  Entries are page-aligned kernel virtual addresses (ib_core's
+ * virtual DMA ops make DMA addresses kernel addresses).
+ */
+struct shca_frmr {
+	u64 *map;
+	u64 *pages;		/* mr->lock */
+	u32 max_pages;
+	u32 map_n;		/* entries of @map in use */
+	u32 npages;		/* entries of @pages in use, mr->lock */
+	u8 page_shift;		/* mr->lock */
+};
+
+/* Looked up from the wire: kref + completion like the QP. */
 struct shca_mr {
 	struct ib_mr ibmr;
 	struct kref ref;
 	struct completion freed;
-	spinlock_t lock;		/* umem, iova, length, access, pd */
+	spinlock_t lock;		/* everything below but type/index */
 	enum shca_mr_type type;
 	struct ib_umem *umem;
 	u64 iova;
 	u64 length;
 	int access;
 	u32 index;
+	u32 key;			/* current lkey == rkey */
+	bool valid;			/* FRMR: registered (not Free) */
+	bool dead;			/* deregistration started */
+	u32 num_mw;			/* memory windows bound to it */
+	struct shca_frmr frmr;		/* SHCA_MR_FRMR only */
+};
+
+/* A memory window (type 1 or 2B); the same lookup rules as an MR. */
+struct shca_mw {
+	struct ib_mw ibmw;
+	struct kref ref;
+	struct completion freed;
+	spinlock_t lock;		/* everything below but index */
+	u32 index;
+	u32 rkey;			/* current R_Key */
+	bool valid;			/* bound */
+	struct shca_mr *mr;		/* bound MR, referenced */
+	u64 addr;
+	u64 length;
+	int access;			/* IB_ACCESS_REMOTE_* */
+	u32 qpn;			/* type 2B: the QP it is bound to */
 };
 
 struct shca_cq {
@@ -252,6 +302,11 @@ static inline struct shca_ah *to_sah(struct ib_ah *ibah)
 static inline struct shca_mr *to_smr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mr, ibmr);
+}
+
+static inline struct shca_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct shca_mw, ibmw);
 }
 
 static inline struct shca_cq *to_scq(struct ib_cq *ibcq)
@@ -392,8 +447,24 @@ struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				 u64 length, u64 iova, int access,
 				 struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
+			    u32 max_num_sg);
+int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
+struct shca_mr *shca_mr_get_index(struct shca_dev *sdev, u32 key);
 void shca_mr_put(struct shca_mr *mr);
+int shca_frmr_reg(struct shca_qp *qp, const struct shca_wqe_reg_mr *reg);
+int shca_mr_invalidate(struct shca_qp *qp, u32 key);
+
+/* mw.c */
+int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int shca_dealloc_mw(struct ib_mw *ibmw);
+enum ib_wc_status shca_local_op(struct shca_qp *qp,
+				const struct shca_send_wqe *hdr);
+int shca_invalidate_remote(struct shca_qp *qp, u32 rkey);
+int shca_mw_rget(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
+		 struct shca_mr **mrp);
 
 /* mem.c */
 struct shca_sge_cursor {

@@ -16,6 +16,7 @@
  * may be user memory that changes under us.
  */
 #include <linux/jhash.h>
+#include <linux/log2.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
@@ -403,8 +404,11 @@ static int shca_wr_opcode(const struct shca_qp *qp, enum ib_wr_opcode opcode)
 		return rc ? SHCA_OP_ATOMIC_FETCH_AND_ADD : -EINVAL;
 	case IB_WR_SEND_WITH_INV:
 		return rc ? SHCA_OP_SEND_WITH_INV : -EINVAL;
+	case IB_WR_REG_MR:
+		return rc || uc ? SHCA_OP_REG_MR : -EINVAL;
+	case IB_WR_LOCAL_INV:
+		return rc || uc ? SHCA_OP_LOCAL_INV : -EINVAL;
 	default:
-		/* IB_WR_REG_MR, IB_WR_LOCAL_INV: FRWR is not there yet */
 		return -EINVAL;
 	}
 }
@@ -437,6 +441,22 @@ static u8 shca_wr_flags(int send_flags)
 	       (send_flags & IB_SEND_FENCE ? SHCA_WQE_F_FENCE : 0);
 }
 
+/* IB_WR_REG_MR: what the MR looks like after ib_map_mr_sg(). */
+static void shca_wr_reg_mr(const struct ib_send_wr *wr,
+			   struct shca_send_wqe *wqe)
+{
+	const struct ib_reg_wr *reg = reg_wr(wr);
+
+	wqe->reg.iova = reg->mr->iova;
+	wqe->reg.length = reg->mr->length;
+	wqe->reg.mr_key = reg->mr->lkey;
+	wqe->reg.key = reg->key;
+	wqe->reg.access = reg->access;
+	/* a bad page size is refused when the WQE executes */
+	wqe->reg.page_shift = is_power_of_2(reg->mr->page_size) ?
+			      ilog2(reg->mr->page_size) : 0;
+}
+
 /* The transport part of a WQE: AH for UD, remote memory for RC/UC. */
 static void shca_wr_remote(struct shca_qp *qp, const struct ib_send_wr *wr,
 			   struct shca_send_wqe *wqe)
@@ -454,6 +474,9 @@ static void shca_wr_remote(struct shca_qp *qp, const struct ib_send_wr *wr,
 		wqe->atomic.compare_add = atomic_wr(wr)->compare_add;
 		wqe->atomic.swap = atomic_wr(wr)->swap;
 		wqe->atomic.rkey = atomic_wr(wr)->rkey;
+		return;
+	case SHCA_OP_REG_MR:
+		shca_wr_reg_mr(wr, wqe);
 		return;
 	default:
 		break;
@@ -500,11 +523,13 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
 	wqe->flags = shca_wr_flags(wr->send_flags);
 	if (flush)
 		return 0;	/* only wr_id matters; ud_wr() may not apply */
-	if (opcode == SHCA_OP_SEND_WITH_INV)
+	if (opcode == SHCA_OP_SEND_WITH_INV || opcode == SHCA_OP_LOCAL_INV)
 		wqe->ex = wr->ex.invalidate_rkey;
 	else
 		wqe->ex = (__force u32)wr->ex.imm_data;
 	shca_wr_remote(qp, wr, wqe);
+	if (opcode == SHCA_OP_REG_MR || opcode == SHCA_OP_LOCAL_INV)
+		return 0;	/* no data */
 	if ((wr->send_flags & IB_SEND_INLINE) && shca_wr_may_inline(opcode))
 		return shca_wr_inline(qp, wr, wqe);
 	wqe->num_sge = wr->num_sge;

@@ -1,0 +1,183 @@
+#!/bin/bash
+# NVMe over Fabrics (RDMA) on shca: the in-kernel FRWR consumer.
+#
+# nvmet + nvmet-rdma export a brd RAM disk on shca0 (init_net, on a veth),
+# nvme-rdma connects to the device's own address over RC loopback through
+# RDMA CM.  The host registers its I/O buffers with IB_WR_REG_MR, the
+# target RDMA READs/WRITEs them and answers with SEND_WITH_INV (or the
+# host posts LOCAL_INV).  Data is checked byte for byte, on the fabric
+# device and on the target's RAM disk.  Runs inside the VM.
+set -u
+E2E_SUITE=nvmeof
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+NQN=nqn.2026-11.org.shca:nvmeof-e2e
+ADDR=10.96.0.1
+CFG=/sys/kernel/config/nvmet
+SIZE_MB=32
+W=$E2E_LOGS/nvmeof
+mkdir -p "$W"
+
+# The namespace block device of the fabrics controller, e.g. nvme0n1
+# (the VM has no other NVMe device); with native multipath the per-path
+# nodes (nvme0c0n1) are hidden and have no /dev entry.
+nvme_ns() {
+	local d n
+	for d in /sys/block/nvme*n1; do
+		n=${d##*/}
+		[[ $n =~ ^nvme[0-9]+n1$ ]] || continue
+		echo "$n"
+		return 0
+	done
+	return 1
+}
+
+# stat_of NAME: an shca0 counter from `rdma statistic`.
+stat_of() {
+	rdma statistic show link shca0/1 | tr -s ' ' '\n' |
+		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
+}
+
+target_setup() {
+	local s=$CFG/subsystems/$NQN
+	mkdir "$s" &&
+	echo 1 > "$s/attr_allow_any_host" &&
+	mkdir "$s/namespaces/1" &&
+	echo -n /dev/ram0 > "$s/namespaces/1/device_path" &&
+	echo 1 > "$s/namespaces/1/enable" &&
+	mkdir "$CFG/ports/1" &&
+	echo rdma > "$CFG/ports/1/addr_trtype" &&
+	echo ipv4 > "$CFG/ports/1/addr_adrfam" &&
+	echo "$ADDR" > "$CFG/ports/1/addr_traddr" &&
+	echo 4420 > "$CFG/ports/1/addr_trsvcid" &&
+	ln -s "$s" "$CFG/ports/1/subsystems/$NQN"
+}
+
+target_teardown() {
+	local s=$CFG/subsystems/$NQN
+	rm -f "$CFG/ports/1/subsystems/$NQN"
+	rmdir "$CFG/ports/1" 2>/dev/null
+	[ -e "$s/namespaces/1/enable" ] && echo 0 > "$s/namespaces/1/enable"
+	rmdir "$s/namespaces/1" 2>/dev/null
+	rmdir "$s" 2>/dev/null
+	[ ! -e "$s" ] && [ ! -e "$CFG/ports/1" ]
+}
+
+# connect: echo the options to /dev/nvme-fabrics; it answers with
+# "instance=N,cntlid=M" on the same open file.
+host_connect() {
+	local out
+	exec 3<>/dev/nvme-fabrics || return 1
+	echo "transport=rdma,traddr=$ADDR,trsvcid=4420,nqn=$NQN" >&3 || { exec 3>&-; return 1; }
+	read -r out <&3
+	exec 3>&-
+	CTRL=nvme${out#instance=}
+	CTRL=${CTRL%%,*}
+	echo "# connected: $out ($CTRL)"
+	[ -e "/sys/class/nvme/$CTRL" ]
+}
+
+ip link add nv0 type veth peer name nv1
+ip link set nv0 up; ip link set nv1 up
+ip addr add $ADDR/24 dev nv0
+modprobe shca
+rdma link add shca0 type shca netdev nv0
+wait_for 90 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
+wait_for 90 sh -c 'grep -q ffff:0a60:0001 /sys/class/infiniband/shca0/ports/1/gids/*'
+caps=$(ibv_devinfo -v -d shca0)
+for f in max_mw; do
+	v=$(echo "$caps" | awk -v f="$f:" '$1 == f { print $2 }')
+	if [ -n "$v" ] && [ "$v" -gt 0 ]; then ok "$f $v"; else not_ok "$f" "'$v'"; fi
+done
+if grep -q MEM_MGT_EXTENSIONS <<< "$caps"; then
+	ok "MEM_MGT_EXTENSIONS advertised"
+else
+	not_ok "MEM_MGT_EXTENSIONS advertised" "not in ibv_devinfo -v"
+fi
+
+check "modules load" modprobe -a configfs brd nvmet nvmet-rdma nvme-rdma
+mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+check "nvmet in configfs" test -d $CFG/subsystems
+[ -b /dev/ram0 ] || { rmmod brd; modprobe brd rd_nr=1 rd_size=$((SIZE_MB * 1024)); }
+# brd's default size is 4 MiB on some configs: reload with ours
+if [ "$(blockdev --getsize64 /dev/ram0 2>/dev/null)" != $((SIZE_MB << 20)) ]; then
+	rmmod brd && modprobe brd rd_nr=1 rd_size=$((SIZE_MB * 1024))
+fi
+expect_eq "RAM disk size" "$(blockdev --getsize64 /dev/ram0)" $((SIZE_MB << 20))
+check "target configured (configfs)" target_setup
+
+CTRL=
+if host_connect; then
+	ok "connect over RDMA to $ADDR:4420"
+else
+	not_ok "connect over RDMA to $ADDR:4420" "$(dmesg | tail -n 5 | tr '\n' ' ')"
+fi
+
+ns=
+if [ -n "$CTRL" ] && wait_for 120 nvme_ns; then
+	ns=$(nvme_ns)
+	wait_for 60 test -b "/dev/$ns"
+	ok "namespace /dev/$ns"
+	expect_eq "namespace size" "$(blockdev --getsize64 "/dev/$ns")" $((SIZE_MB << 20))
+else
+	not_ok "namespace" "no block device for '$CTRL'"
+fi
+
+if [ -n "$ns" ]; then
+	dev=/dev/$ns
+	head -c $((SIZE_MB << 20)) /dev/urandom > "$W/pattern"
+	# large I/O: multi-page registrations, RDMA READ of the host's pages
+	check "write ${SIZE_MB} MiB, 1 MiB O_DIRECT" \
+		dd if="$W/pattern" of="$dev" bs=1M oflag=direct status=none
+	check "read back, 1 MiB O_DIRECT" \
+		dd if="$dev" of="$W/back" bs=1M iflag=direct status=none
+	check "read data equals written (cmp)" cmp "$W/pattern" "$W/back"
+	check "target RAM disk holds the data (cmp)" \
+		cmp -n $((SIZE_MB << 20)) "$W/pattern" /dev/ram0
+	# small I/O (4 KiB writes may go inline; reads are always registered)
+	head -c $((1 << 20)) /dev/urandom > "$W/small"
+	check "write 1 MiB at 8 MiB, 4 KiB O_DIRECT" \
+		dd if="$W/small" of="$dev" bs=4k seek=2048 oflag=direct status=none
+	check "read 1 MiB at 8 MiB, 4 KiB O_DIRECT" \
+		dd if="$dev" of="$W/small.back" bs=4k skip=2048 count=256 \
+		iflag=direct status=none
+	check "small read equals written (cmp)" cmp "$W/small" "$W/small.back"
+	# odd sizes: 68 KiB requests, not a power of two of pages
+	cp "$W/pattern" "$W/want"
+	dd if="$W/small" of="$W/want" bs=4k seek=2048 conv=notrunc status=none
+	check "read 15.9 MiB, 68 KiB O_DIRECT" \
+		dd if="$dev" of="$W/back.68k" bs=68k count=240 iflag=direct status=none
+	check "68 KiB reads equal written (cmp)" \
+		cmp -n $((68 * 1024 * 240)) "$W/want" "$W/back.68k"
+	sha_host=$(sha256sum < "$W/back" | cut -d' ' -f1)
+	echo "# sha256 of the device after the large write: $sha_host"
+fi
+
+# FRWR really was used: registrations, and invalidations (remote by the
+# target's SEND_WITH_INV or local by the host), none of them failed.
+if [ -n "$ns" ]; then
+	regs=$(stat_of fast_regs)
+	invs=$(( $(stat_of remote_invs) + $(stat_of local_invs) ))
+	echo "# fast_regs $regs remote_invs $(stat_of remote_invs) local_invs $(stat_of local_invs)"
+	if [ "$regs" -gt 0 ]; then ok "IB_WR_REG_MR used ($regs)"; else not_ok "IB_WR_REG_MR used" "fast_regs $regs"; fi
+	if [ "$invs" -gt 0 ]; then ok "MRs invalidated ($invs)"; else not_ok "MRs invalidated" "0"; fi
+	expect_eq "no failed memory operation" "$(stat_of mem_op_errs)" 0
+fi
+
+if [ -n "$CTRL" ]; then
+	echo 1 > "/sys/class/nvme/$CTRL/delete_controller"
+	if wait_for 120 eval "! test -e /sys/class/nvme/$CTRL"; then
+		ok "disconnect ($CTRL deleted)"
+	else
+		not_ok "disconnect" "$CTRL still there"
+	fi
+fi
+check "target torn down" target_teardown
+check "unload nvme-rdma, nvmet-rdma, nvmet" modprobe -r nvme-rdma nvmet-rdma nvmet
+rm -f "$W/pattern" "$W/back" "$W/small" "$W/small.back" "$W/back.68k" "$W/want"
+check "rdma link delete" rdma link delete shca0
+check "unload shca" modprobe -r shca
+modprobe -r brd
+ip link del nv0
+e2e_finish
