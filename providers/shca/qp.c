@@ -277,6 +277,29 @@ void *shca_wq_slot(struct shca_wq *wq, uint32_t idx)
 				   wq->ring.entry_shift);
 }
 
+/*
+ * The verbs take receives from INIT on and sends from RTS on; in SQD, SQE
+ * and ERR posting is still allowed (the kernel holds or flushes the work).
+ * ibv_modify_qp() keeps ibqp->state current, and a new QP is in RESET.
+ * Posting earlier is the caller's error: EINVAL, nothing is written.
+ */
+int shca_qp_send_state(const struct ibv_qp *ibqp)
+{
+	switch (ibqp->state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		return EINVAL;
+	default:
+		return 0;
+	}
+}
+
+int shca_qp_recv_state(const struct ibv_qp *ibqp)
+{
+	return ibqp->state == IBV_QPS_RESET ? EINVAL : 0;
+}
+
 /* Room for one more WQE?  The kernel publishes cons with release. */
 bool shca_wq_has_room(struct shca_wq *wq)
 {
@@ -442,6 +465,11 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EOPNOTSUPP;
 	}
+	ret = shca_qp_send_state(ibqp);
+	if (ret) {
+		*bad_wr = wr;
+		return ret;
+	}
 	pthread_spin_lock(&qp->sq.lock);
 	start = qp->sq.prod;
 	for (; wr; wr = wr->next) {
@@ -489,6 +517,11 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (!qp->rq.ring.map) {
 		*bad_wr = wr;
 		return EOPNOTSUPP;
+	}
+	ret = shca_qp_recv_state(ibqp);
+	if (ret) {
+		*bad_wr = wr;
+		return ret;
 	}
 	pthread_spin_lock(&qp->rq.lock);
 	start = qp->rq.prod;

@@ -318,7 +318,8 @@ static void shca_wr_start(struct ibv_qp_ex *qpx)
 
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr_start_prod = qp->sq.prod;
-	qp->wr_err = qp->sq.ring.map ? 0 : EOPNOTSUPP;
+	qp->wr_err = qp->sq.ring.map ? shca_qp_send_state(&qp->vqp.qp) :
+		     EOPNOTSUPP;
 	qp->wr_cur = NULL;
 }
 

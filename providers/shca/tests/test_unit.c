@@ -323,6 +323,7 @@ static void fake_qp_init(struct fake_qp *f, enum ibv_qp_type type,
 	memset(f, 0, sizeof(*f));
 	pthread_spin_init(&f->qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
 	f->qp.vqp.qp.qp_type = type;
+	f->qp.vqp.qp.state = IBV_QPS_RTS;
 	f->qp.sq.ring.map = f->ring;
 	f->qp.sq.ring.ctl = &f->ctl;
 	f->qp.sq.ring.entries = &f->ring[0][0];
@@ -693,6 +694,61 @@ static void test_post_send_checks(void)
 	pthread_spin_destroy(&f.qp.sq.lock);
 }
 
+/* Sends from RTS on, receives from INIT on; nothing written otherwise. */
+static void test_post_state(void)
+{
+	static const struct {
+		enum ibv_qp_state state;
+		int send, recv;
+	} cases[] = {
+		{ IBV_QPS_RESET, EINVAL, EINVAL },
+		{ IBV_QPS_INIT, EINVAL, 0 },
+		{ IBV_QPS_RTR, EINVAL, 0 },
+		{ IBV_QPS_RTS, 0, 0 },
+		{ IBV_QPS_SQD, 0, 0 },
+		{ IBV_QPS_SQE, 0, 0 },
+		{ IBV_QPS_ERR, 0, 0 },
+	};
+	static uint8_t rq[FQ_ENTRIES][1u << FQ_SHIFT] __attribute__((aligned(64)));
+	struct ibv_sge sge = { .addr = 0x10, .length = 8, .lkey = 1 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	static struct shca_ring_ctl rctl;
+	static struct fake_qp f;
+	struct ibv_qp_ex *qpx;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+		memset(&rctl, 0, sizeof(rctl));
+		pthread_spin_init(&f.qp.rq.lock, PTHREAD_PROCESS_PRIVATE);
+		f.qp.rq.ring.map = rq;
+		f.qp.rq.ring.ctl = &rctl;
+		f.qp.rq.ring.entries = &rq[0][0];
+		f.qp.rq.ring.mask = FQ_ENTRIES - 1;
+		f.qp.rq.ring.entry_shift = FQ_SHIFT;
+		f.qp.rq.max_sge = 1;
+		f.qp.vqp.qp.state = cases[i].state;
+		bad = NULL;
+		CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == cases[i].send);
+		CHECK(bad == (cases[i].send ? &wr : NULL));
+		CHECK(f.ctl.prod == !cases[i].send);
+		qpx = &f.qp.vqp.qp_ex;
+		ibv_wr_start(qpx);
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 1, 0x10, 4);
+		CHECK(ibv_wr_complete(qpx) == cases[i].send);
+		CHECK(f.ctl.prod == (cases[i].send ? 0 : 2));
+		rbad = NULL;
+		CHECK(shca_post_recv(&f.qp.vqp.qp, &rwr, &rbad) == cases[i].recv);
+		CHECK(rbad == (cases[i].recv ? &rwr : NULL));
+		CHECK(rctl.prod == !cases[i].recv);
+		pthread_spin_destroy(&f.qp.rq.lock);
+		pthread_spin_destroy(&f.qp.sq.lock);
+	}
+}
+
 int main(void)
 {
 	test_version_gate();
@@ -706,6 +762,7 @@ int main(void)
 	test_wqe_opcodes();
 	test_qp_ex_batch();
 	test_post_send_checks();
+	test_post_state();
 	if (failures) {
 		fprintf(stderr, "test_unit: %d failure(s)\n", failures);
 		return 1;
