@@ -142,6 +142,26 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 	return 0;
 }
 
+/*
+ * ibv_cmd_create_qp_ex() refuses IBV_QP_INIT_ATTR_CREATE_FLAGS with EINVAL;
+ * shca_qp_check_attr() let it through only with no flag set, which asks
+ * the kernel for nothing, so the bit is dropped for the command.
+ */
+static int shca_cmd_create_qp(struct ibv_context *ctx, struct shca_qp *qp,
+			      struct ibv_qp_init_attr_ex *attr,
+			      struct shca_create_qp_cmd *cmd,
+			      struct shca_create_qp_cmd_resp *resp)
+{
+	uint32_t comp_mask = attr->comp_mask;
+	int ret;
+
+	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd->ibv_cmd,
+				   sizeof(*cmd), &resp->ibv_resp, sizeof(*resp));
+	attr->comp_mask = comp_mask;
+	return ret;
+}
+
 static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 				      struct ibv_qp_init_attr_ex *attr)
 {
@@ -160,8 +180,7 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 		goto err;
 	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
-	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
-				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = shca_cmd_create_qp(ctx, qp, attr, &cmd, &resp);
 	if (ret)
 		goto err_free;
 	ret = shca_qp_setup(qp, ctx, attr, &want, &resp.drv);
