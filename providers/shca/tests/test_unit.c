@@ -556,8 +556,11 @@ static void test_qp_ex_check(void)
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_BIND_MW) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_LOCAL_INV) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_TSO) == EOPNOTSUPP);
-	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
-	      EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
+	      EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
+	      EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1u << 11) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1ull << 40) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_READ) == EINVAL);
@@ -694,6 +697,45 @@ static void test_post_send_checks(void)
 	pthread_spin_destroy(&f.qp.sq.lock);
 }
 
+/* ibv_wr_atomic_write: 8 inline bytes; no SGE or inline may follow. */
+static void test_atomic_write(void)
+{
+	static const uint8_t val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static struct fake_qp f;
+	struct ibv_qp_ex *qpx = &f.qp.vqp.qp_ex;
+	struct shca_send_wqe *wqe;
+
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 77;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 1);
+	wqe = fq_wqe(&f, 0);
+	CHECK(wqe->opcode == SHCA_OP_ATOMIC_WRITE && wqe->wr_id == 77);
+	CHECK(wqe->flags == (SHCA_WQE_F_SIGNALED | SHCA_WQE_F_INLINE));
+	CHECK(wqe->inline_len == SHCA_ATOMIC_WRITE_LEN && wqe->num_sge == 0);
+	CHECK(wqe->rdma.remote_addr == 0xfeed0008 && wqe->rdma.rkey == 0x55);
+	CHECK(!memcmp(wqe + 1, val, sizeof(val)));
+
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	ibv_wr_set_sge(qpx, 1, 0x10, 8);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 1);
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	ibv_wr_set_inline_data(qpx, (void *)val, sizeof(val));
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 1);
+	pthread_spin_destroy(&f.qp.sq.lock);
+
+	/* not granted at creation: EINVAL */
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 0);
+	pthread_spin_destroy(&f.qp.sq.lock);
+}
+
 /* Sends from RTS on, receives from INIT on; nothing written otherwise. */
 static void test_post_state(void)
 {
@@ -763,6 +805,7 @@ int main(void)
 	test_qp_ex_batch();
 	test_post_send_checks();
 	test_post_state();
+	test_atomic_write();
 	if (failures) {
 		fprintf(stderr, "test_unit: %d failure(s)\n", failures);
 		return 1;
