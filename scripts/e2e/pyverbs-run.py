@@ -221,7 +221,8 @@ def main():
     # a run repeatable (the same draws on both devices); vary it by hand.
     seed = int(os.environ.get('SHCA_PYVERBS_SEED', '4791'))
     random.seed(seed)
-    print(f'# pyverbs({DEV}): random seed {seed} (SHCA_PYVERBS_SEED)')
+    # (check.sh collects the lines starting '# pyverbs(': counts only)
+    print(f'# {DEV}: random seed {seed} (SHCA_PYVERBS_SEED)')
     loader = unittest.TestLoader()
     if args.modules:
         names = [f'tests.{m}' for m in args.modules]
@@ -237,7 +238,7 @@ def main():
     bad = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
     skipped = len(res.skipped)
     slow = sorted(Result.took.items(), key=lambda kv: -kv[1])[:SLOWEST]
-    print(f'# pyverbs({DEV}): the {len(slow)} slowest tests (s): ' +
+    print(f'# {DEV}: the {len(slow)} slowest tests (s): ' +
           ', '.join(f'{t.replace("tests.", "", 1)} {d:.1f}' for t, d in slow))
     print(f'# pyverbs({DEV}): {total} tests, {total - bad - skipped} ok, '
           f'{bad} fail or error, {skipped} skipped')
