@@ -21,14 +21,16 @@ starts with PREFIX and was skipped.
 The random module is seeded with $SHCA_PYVERBS_SEED (default 4791) so a
 run is repeatable; the slowest tests are listed after the run.
 
-Exit status: 0 when nothing failed or errored, 1 otherwise.
+Exit status: 0 when nothing failed or errored, no comparison or --must-run
+check failed and the skip list is not stale; 1 otherwise (always 0 with
+--baseline).
 """
 import argparse
 import gzip
 import os
+import random
 import shutil
 import sys
-import random
 import tempfile
 import time
 import unittest
