@@ -79,8 +79,8 @@ static void shca_wire_test_table(struct kunit *test)
 		KUNIT_EXPECT_EQ_MSG(test, info->hdr_len % 4, 0, "%s",
 				    info->name);
 	}
-	/* RC 0x00-0x14 and 0x16-0x17, UC sends and writes, UD, CNP */
-	KUNIT_EXPECT_EQ(test, n, 23U + 12U + 2U + 1U);
+	/* RC 0x00-0x14, 0x16-0x17 and 0x1d, UC sends and writes, UD, CNP */
+	KUNIT_EXPECT_EQ(test, n, 24U + 12U + 2U + 1U);
 }
 
 static void shca_wire_test_unknown_opcodes(struct kunit *test)
@@ -89,7 +89,9 @@ static void shca_wire_test_unknown_opcodes(struct kunit *test)
 
 	KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_RC | 0x15));
 	for (op = 0x18; op < 0x20; op++)
-		KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_RC | op));
+		if (op != SHCA_OPC_ATOMIC_WRITE)
+			KUNIT_EXPECT_NULL(test,
+					  shca_opcode_info(SHCA_TR_RC | op));
 	for (op = SHCA_OPC_RDMA_READ_REQUEST; op < 0x20; op++)
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_UC | op));
 	for (op = 0; op < 0x20; op++) {
@@ -144,6 +146,19 @@ static void shca_wire_test_layouts(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, i);
 	KUNIT_EXPECT_EQ(test, i->hdr_len, 40);
 	KUNIT_EXPECT_TRUE(test, i->flags & SHCA_OPF_NEEDS_ACK);
+
+	/* RETH and an 8-byte payload, one packet, answered by an ACK */
+	i = shca_opcode_info(SHCA_OPC_ATOMIC_WRITE);
+	KUNIT_ASSERT_NOT_NULL(test, i);
+	KUNIT_EXPECT_STREQ(test, i->name, "RC_ATOMIC_WRITE");
+	KUNIT_EXPECT_EQ(test, i->hdr_len, 28);
+	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_RETH), 12);
+	KUNIT_EXPECT_EQ(test, i->flags & SHCA_OPF_ONLY, SHCA_OPF_ONLY);
+	KUNIT_EXPECT_TRUE(test, i->flags & SHCA_OPF_PAYLOAD);
+	KUNIT_EXPECT_TRUE(test, i->flags & SHCA_OPF_NEEDS_ACK);
+	KUNIT_EXPECT_FALSE(test, i->flags & SHCA_OPF_COMP);
+	KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_UC |
+						 SHCA_OPC_ATOMIC_WRITE));
 
 	i = shca_opcode_info(SHCA_OPC_SEND_ONLY_WITH_INVALIDATE);
 	KUNIT_ASSERT_NOT_NULL(test, i);
@@ -274,7 +289,7 @@ static void shca_wire_test_roundtrip_all(struct kunit *test)
 		shca_wire_test_roundtrip_one(test, op);
 		n++;
 	}
-	KUNIT_EXPECT_EQ(test, n, 38U);
+	KUNIT_EXPECT_EQ(test, n, 39U);
 }
 
 /* Byte-exact layout of a packed RC RDMA WRITE ONLY with immediate. */

@@ -28,7 +28,12 @@ static_assert(sizeof(struct shca_create_qp_cmd_resp) ==
 static int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
 {
 	if (attr->comp_mask &
-	    ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+	    ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+	      IBV_QP_INIT_ATTR_CREATE_FLAGS))
+		return EOPNOTSUPP;
+	/* no creation flag is supported; asking for none is fine */
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
 		return EOPNOTSUPP;
 	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
 		return EINVAL;
@@ -137,6 +142,26 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 	return 0;
 }
 
+/*
+ * ibv_cmd_create_qp_ex() refuses IBV_QP_INIT_ATTR_CREATE_FLAGS with EINVAL;
+ * shca_qp_check_attr() let it through only with no flag set, which asks
+ * the kernel for nothing, so the bit is dropped for the command.
+ */
+static int shca_cmd_create_qp(struct ibv_context *ctx, struct shca_qp *qp,
+			      struct ibv_qp_init_attr_ex *attr,
+			      struct shca_create_qp_cmd *cmd,
+			      struct shca_create_qp_cmd_resp *resp)
+{
+	uint32_t comp_mask = attr->comp_mask;
+	int ret;
+
+	attr->comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd->ibv_cmd,
+				   sizeof(*cmd), &resp->ibv_resp, sizeof(*resp));
+	attr->comp_mask = comp_mask;
+	return ret;
+}
+
 static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 				      struct ibv_qp_init_attr_ex *attr)
 {
@@ -155,8 +180,7 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 		goto err;
 	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
-	ret = ibv_cmd_create_qp_ex(ctx, &qp->vqp, attr, &cmd.ibv_cmd,
-				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	ret = shca_cmd_create_qp(ctx, qp, attr, &cmd, &resp);
 	if (ret)
 		goto err_free;
 	ret = shca_qp_setup(qp, ctx, attr, &want, &resp.drv);
@@ -275,6 +299,29 @@ void *shca_wq_slot(struct shca_wq *wq, uint32_t idx)
 {
 	return wq->ring.entries + ((size_t)(idx & wq->ring.mask) <<
 				   wq->ring.entry_shift);
+}
+
+/*
+ * The verbs take receives from INIT on and sends from RTS on; in SQD, SQE
+ * and ERR posting is still allowed (the kernel holds or flushes the work).
+ * ibv_modify_qp() keeps ibqp->state current, and a new QP is in RESET.
+ * Posting earlier is the caller's error: EINVAL, nothing is written.
+ */
+int shca_qp_send_state(const struct ibv_qp *ibqp)
+{
+	switch (ibqp->state) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		return EINVAL;
+	default:
+		return 0;
+	}
+}
+
+int shca_qp_recv_state(const struct ibv_qp *ibqp)
+{
+	return ibqp->state == IBV_QPS_RESET ? EINVAL : 0;
 }
 
 /* Room for one more WQE?  The kernel publishes cons with release. */
@@ -469,6 +516,11 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		*bad_wr = wr;
 		return EOPNOTSUPP;
 	}
+	ret = shca_qp_send_state(ibqp);
+	if (ret) {
+		*bad_wr = wr;
+		return ret;
+	}
 	pthread_spin_lock(&qp->sq.lock);
 	start = qp->sq.prod;
 	for (; wr; wr = wr->next) {
@@ -560,6 +612,11 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	if (!qp->rq.ring.map) {
 		*bad_wr = wr;
 		return EOPNOTSUPP;
+	}
+	ret = shca_qp_recv_state(ibqp);
+	if (ret) {
+		*bad_wr = wr;
+		return ret;
 	}
 	pthread_spin_lock(&qp->rq.lock);
 	start = qp->rq.prod;

@@ -25,7 +25,8 @@
 #define SHCA_OPS_RC	(SHCA_OPS_UC | IBV_QP_EX_WITH_RDMA_READ |             \
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                  \
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                \
-			 IBV_QP_EX_WITH_SEND_WITH_INV)
+			 IBV_QP_EX_WITH_SEND_WITH_INV |                       \
+			 IBV_QP_EX_WITH_ATOMIC_WRITE)
 #define SHCA_OPS_MEM	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 
 /* rdma-core's VERBS_QP_EX: ibv_qp_to_qp_ex() returns &vqp->qp_ex */
@@ -51,8 +52,8 @@ static uint64_t shca_ops_of(enum ibv_qp_type type)
  * @send_ops: enum ibv_qp_create_send_ops_flags bits requested
  *
  * Return: 0; EOPNOTSUPP for an operation shca never implements (TSO,
- * atomic write, unknown bits); EINVAL for one that exists but not on
- * this transport (e.g. RDMA READ on UD).
+ * unknown bits); EINVAL for one that exists but not on this transport
+ * (e.g. RDMA READ on UD).
  */
 int shca_qp_ex_check(enum ibv_qp_type type, uint64_t send_ops)
 {
@@ -239,6 +240,26 @@ static void shca_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
 	qpx_to_shca(qpx)->wr_cur = NULL;	/* takes no data */
 }
 
+/*
+ * ATOMIC WRITE: the 8 bytes at @atomic_wr travel inline in the WQE; the
+ * kernel checks the length and the alignment of @remote_addr.
+ */
+static void shca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				 uint64_t remote_addr, const void *atomic_wr)
+{
+	struct shca_send_wqe *wqe;
+
+	wqe = shca_wr_begin(qpx, IBV_QP_EX_WITH_ATOMIC_WRITE,
+			    SHCA_OP_ATOMIC_WRITE);
+	if (!wqe)
+		return;
+	wqe->rdma.remote_addr = remote_addr;
+	wqe->rdma.rkey = rkey;
+	memcpy(wqe + 1, atomic_wr, SHCA_ATOMIC_WRITE_LEN);
+	wqe->inline_len = SHCA_ATOMIC_WRITE_LEN;
+	wqe->flags |= SHCA_WQE_F_INLINE;
+}
+
 /* ------------------------------------------------------------------ */
 /* Data and address setters                                           */
 /* ------------------------------------------------------------------ */
@@ -253,7 +274,8 @@ static void shca_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 
 	if (!wqe)
 		return;
-	if (num_sge > qp->sq.max_sge) {
+	/* an ATOMIC WRITE carries its 8 bytes already */
+	if (num_sge > qp->sq.max_sge || wqe->opcode == SHCA_OP_ATOMIC_WRITE) {
 		shca_wr_fail(qp, EINVAL);
 		return;
 	}
@@ -281,7 +303,8 @@ static bool shca_opcode_takes_inline(uint8_t opcode)
 {
 	return opcode != SHCA_OP_RDMA_READ &&
 	       opcode != SHCA_OP_ATOMIC_CMP_AND_SWP &&
-	       opcode != SHCA_OP_ATOMIC_FETCH_AND_ADD;
+	       opcode != SHCA_OP_ATOMIC_FETCH_AND_ADD &&
+	       opcode != SHCA_OP_ATOMIC_WRITE;
 }
 
 static void shca_wr_set_inline_data_list(struct ibv_qp_ex *qpx, size_t num_buf,
@@ -347,7 +370,8 @@ static void shca_wr_start(struct ibv_qp_ex *qpx)
 
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr_start_prod = qp->sq.prod;
-	qp->wr_err = qp->sq.ring.map ? 0 : EOPNOTSUPP;
+	qp->wr_err = qp->sq.ring.map ? shca_qp_send_state(&qp->vqp.qp) :
+		     EOPNOTSUPP;
 	qp->wr_cur = NULL;
 }
 
@@ -415,4 +439,5 @@ void shca_qp_ex_init(struct shca_qp *qp, uint64_t send_ops)
 	qpx->wr_atomic_fetch_add = shca_wr_atomic_fetch_add;
 	qpx->wr_bind_mw = shca_wr_bind_mw;
 	qpx->wr_local_inv = shca_wr_local_inv;
+	qpx->wr_atomic_write = shca_wr_atomic_write;
 }

@@ -181,6 +181,8 @@ int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 		      uint16_t lid);
 void *shca_wq_slot(struct shca_wq *wq, uint32_t idx);
 bool shca_wq_has_room(struct shca_wq *wq);
+int shca_qp_send_state(const struct ibv_qp *ibqp);
+int shca_qp_recv_state(const struct ibv_qp *ibqp);
 void shca_wq_publish(struct shca_wq *wq);
 void shca_sq_doorbell(struct shca_qp *qp);
 uint8_t shca_send_flags(unsigned int flags);

@@ -10,14 +10,29 @@ given there (features a later issue delivers) instead of being run.  The
 list is exact test ids; an id that does not exist is an error, so the list
 cannot silently rot.
 
-Exit status: 0 when nothing failed or errored, 1 otherwise.
+--record FILE writes every test's outcome ("ok", "skip" or "fail" and the
+test id, one a line).  --compare FILE reads such a record from another
+device (rxe) and checks that every test ok there is ok here too: one
+"not ok" line per test that is not (failed, errored, skipped or not run),
+or one "ok" line for the lot.  A test listed in the --needs file is exempt
+and says so on its own line.  --must-run PREFIX fails every test whose id
+starts with PREFIX and was skipped.
+
+The random module is seeded with $SHCA_PYVERBS_SEED (default 4791) so a
+run is repeatable; the slowest tests are listed after the run.
+
+Exit status: 0 when nothing failed or errored, no comparison or --must-run
+check failed and the skip list is not stale; 1 otherwise (always 0 with
+--baseline).
 """
 import argparse
 import gzip
 import os
+import random
 import shutil
 import sys
 import tempfile
+import time
 import unittest
 
 SRC = '/usr/share/doc/rdma-core/tests'
@@ -59,6 +74,9 @@ def iter_tests(suite):
 
 
 class Result(unittest.TextTestResult):
+    outcome = {}
+    took = {}
+
     def _line(self, status, test, why=''):
         tail = f' # {why}' if why else ''
         lead = f'# baseline {status}' if BASELINE else status
@@ -67,32 +85,43 @@ class Result(unittest.TextTestResult):
 
     def addSuccess(self, test):
         unittest.TestResult.addSuccess(self, test)
+        self.outcome[test.id()] = 'ok'
         self._line('ok', test)
 
     def addSkip(self, test, reason):
         unittest.TestResult.addSkip(self, test, reason)
+        self.outcome[test.id()] = 'skip'
         self._line('ok', test, f'SKIP {reason}')
 
     def addFailure(self, test, err):
         unittest.TestResult.addFailure(self, test, err)
+        self.outcome[test.id()] = 'fail'
         self._line('not ok', test, 'FAIL')
         self.stream.writeln(self._exc_info_to_string(err, test))
 
     def addError(self, test, err):
         unittest.TestResult.addError(self, test, err)
+        self.outcome[test.id()] = 'fail'
         self._line('not ok', test, 'ERROR')
         self.stream.writeln(self._exc_info_to_string(err, test))
 
     def addExpectedFailure(self, test, err):
         unittest.TestResult.addExpectedFailure(self, test, err)
+        self.outcome[test.id()] = 'ok'
         self._line('ok', test, 'expected failure')
 
     def addUnexpectedSuccess(self, test):
         unittest.TestResult.addUnexpectedSuccess(self, test)
+        self.outcome[test.id()] = 'fail'
         self._line('not ok', test, 'unexpected success')
 
     def startTest(self, test):
         unittest.TestResult.startTest(self, test)
+        self.started = time.monotonic()
+
+    def stopTest(self, test):
+        unittest.TestResult.stopTest(self, test)
+        self.took[test.id()] = time.monotonic() - self.started
 
     def printErrors(self):
         pass
@@ -109,6 +138,61 @@ def skip_needed(suite, needs):
     return set(needs) - seen
 
 
+def record(path, outcome):
+    with open(path + '.new', 'w') as f:
+        f.write(f'# device {DEV}\n')
+        for test_id in sorted(outcome):
+            f.write(f'{outcome[test_id]} {test_id}\n')
+    os.rename(path + '.new', path)
+
+
+def compare(path, outcome, needs):
+    """Every test ok in the record at @path must be ok here; returns the
+    number of those that are not."""
+    tag = f'pyverbs({DEV} vs baseline)'
+    try:
+        with open(path) as f:
+            theirs = [line.split() for line in f if line.strip()]
+        there = [w[2] for w in theirs if w[:2] == ['#', 'device']][0]
+        tag = f'pyverbs({DEV} vs {there})'
+        theirs = [w for w in theirs if w[0] != '#']
+    except (OSError, IndexError) as err:
+        print(f'not ok - {tag}: no baseline record: {err}')
+        return 1
+    want = sorted(test_id for status, test_id in theirs if status == 'ok')
+    bad = 0
+    for test_id in want:
+        ours = outcome.get(test_id, 'not run')
+        if ours == 'ok':
+            continue
+        if test_id in needs:
+            print(f'ok - {tag}: {test_id} # SKIP ok on {there}, {ours} '
+                  f'on {DEV}: listed: {needs[test_id]}')
+            continue
+        print(f'not ok - {tag}: {test_id}: ok on {there}, {ours} on {DEV}')
+        bad += 1
+    if not want:
+        print(f'not ok - {tag}: no test passed on {there}')
+        return 1
+    if not bad:
+        print(f'ok - {tag}: each of the {len(want)} tests ok on {there} is '
+              f'ok on {DEV} or listed')
+    return bad
+
+
+def must_run(prefixes, outcome):
+    bad = 0
+    for prefix in prefixes:
+        ids = [t for t in outcome if t.startswith(prefix)]
+        skipped = sorted(t for t in ids if outcome[t] == 'skip')
+        for test_id in skipped:
+            print(f'not ok - pyverbs({DEV}): {test_id}: skipped, must run')
+        if not ids:
+            print(f'not ok - pyverbs({DEV}): no test matches {prefix}')
+        bad += len(skipped) + (not ids)
+    return bad
+
+
 def main():
     global DEV, BASELINE
     ap = argparse.ArgumentParser()
@@ -117,6 +201,10 @@ def main():
     ap.add_argument('--baseline', action='store_true',
                     help='comparison run (e.g. on rxe): print results as '
                          'comments and always exit 0')
+    ap.add_argument('--record', help='file: write each test\'s outcome')
+    ap.add_argument('--compare', help='file: a --record of another device')
+    ap.add_argument('--must-run', action='append', default=[],
+                    help='test id prefix whose tests must not skip')
     ap.add_argument('modules', nargs='*', help='e.g. test_device test_pd; default: all')
     args = ap.parse_args()
     DEV = args.dev
@@ -131,29 +219,45 @@ def main():
     parser.parse_args()
     import tests
 
+    # The tests draw QP caps, PSNs and flags at random: a fixed seed makes
+    # a run repeatable (the same draws on both devices); vary it by hand.
+    seed = int(os.environ.get('SHCA_PYVERBS_SEED', '4791'))
+    random.seed(seed)
+    # (check.sh collects the lines starting '# pyverbs(': counts only)
+    print(f'# {DEV}: random seed {seed} (SHCA_PYVERBS_SEED)')
     loader = unittest.TestLoader()
     if args.modules:
         names = [f'tests.{m}' for m in args.modules]
         suite = loader.loadTestsFromNames(names)
     else:
         suite = loader.loadTestsFromModule(tests)
-    missing = skip_needed(suite, read_needs(args.needs))
+    needs = read_needs(args.needs)
+    missing = skip_needed(suite, needs)
     runner = unittest.TextTestRunner(stream=sys.stdout, resultclass=Result,
                                      verbosity=0)
     res = runner.run(suite)
     total = res.testsRun
     bad = len(res.failures) + len(res.errors) + len(res.unexpectedSuccesses)
     skipped = len(res.skipped)
+    slow = sorted(Result.took.items(), key=lambda kv: -kv[1])[:SLOWEST]
+    print(f'# {DEV}: the {len(slow)} slowest tests (s): ' +
+          ', '.join(f'{t.replace("tests.", "", 1)} {d:.1f}' for t, d in slow))
     print(f'# pyverbs({DEV}): {total} tests, {total - bad - skipped} ok, '
           f'{bad} fail or error, {skipped} skipped')
     for test_id in sorted(missing):
         print(f'not ok - pyverbs({DEV}): stale entry in the skip list: {test_id}')
     shutil.rmtree(scratch, ignore_errors=True)
+    if args.record:
+        record(args.record, Result.outcome)
+    if args.compare:
+        bad += compare(args.compare, Result.outcome, needs)
+    bad += must_run(args.must_run, Result.outcome)
     if BASELINE:
         return 0
     return 1 if bad or missing else 0
 
 
+SLOWEST = 8
 DEV = None
 BASELINE = False
 if __name__ == '__main__':

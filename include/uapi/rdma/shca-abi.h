@@ -136,6 +136,13 @@ enum shca_wqe_opcode {
 	SHCA_OP_MAX = 0x80,
 };
 
+/*
+ * SHCA_OP_ATOMIC_WRITE (RC): the 8 bytes to write travel inline
+ * (SHCA_WQE_F_INLINE, inline_len 8) and rdma.remote_addr, 8-byte aligned,
+ * and rdma.rkey say where.
+ */
+#define SHCA_ATOMIC_WRITE_LEN 8
+
 enum shca_wqe_flags {
 	SHCA_WQE_F_SIGNALED = 1 << 0,
 	SHCA_WQE_F_SOLICITED = 1 << 1,

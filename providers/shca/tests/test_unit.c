@@ -323,6 +323,7 @@ static void fake_qp_init(struct fake_qp *f, enum ibv_qp_type type,
 	memset(f, 0, sizeof(*f));
 	pthread_spin_init(&f->qp.sq.lock, PTHREAD_PROCESS_PRIVATE);
 	f->qp.vqp.qp.qp_type = type;
+	f->qp.vqp.qp.state = IBV_QPS_RTS;
 	f->qp.sq.ring.map = f->ring;
 	f->qp.sq.ring.ctl = &f->ctl;
 	f->qp.sq.ring.entries = &f->ring[0][0];
@@ -557,8 +558,11 @@ static void test_qp_ex_check(void)
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_BIND_MW) == EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_LOCAL_INV) == EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_TSO) == EOPNOTSUPP);
-	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
-	      EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
+	      EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
+	      EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1u << 11) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1ull << 40) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_READ) == EINVAL);
@@ -724,6 +728,100 @@ static void test_post_send_checks(void)
 	pthread_spin_destroy(&f.qp.sq.lock);
 }
 
+/* ibv_wr_atomic_write: 8 inline bytes; no SGE or inline may follow. */
+static void test_atomic_write(void)
+{
+	static const uint8_t val[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	static struct fake_qp f;
+	struct ibv_qp_ex *qpx = &f.qp.vqp.qp_ex;
+	struct shca_send_wqe *wqe;
+
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_ATOMIC_WRITE);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 77;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 1);
+	wqe = fq_wqe(&f, 0);
+	CHECK(wqe->opcode == SHCA_OP_ATOMIC_WRITE && wqe->wr_id == 77);
+	CHECK(wqe->flags == (SHCA_WQE_F_SIGNALED | SHCA_WQE_F_INLINE));
+	CHECK(wqe->inline_len == SHCA_ATOMIC_WRITE_LEN && wqe->num_sge == 0);
+	CHECK(wqe->rdma.remote_addr == 0xfeed0008 && wqe->rdma.rkey == 0x55);
+	CHECK(!memcmp(wqe + 1, val, sizeof(val)));
+
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	ibv_wr_set_sge(qpx, 1, 0x10, 8);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 1);
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	ibv_wr_set_inline_data(qpx, (void *)val, sizeof(val));
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 1);
+	pthread_spin_destroy(&f.qp.sq.lock);
+
+	/* not granted at creation: EINVAL */
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+	ibv_wr_start(qpx);
+	ibv_wr_atomic_write(qpx, 0x55, 0xfeed0008, val);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 0);
+	pthread_spin_destroy(&f.qp.sq.lock);
+}
+
+/* Sends from RTS on, receives from INIT on; nothing written otherwise. */
+static void test_post_state(void)
+{
+	static const struct {
+		enum ibv_qp_state state;
+		int send, recv;
+	} cases[] = {
+		{ IBV_QPS_RESET, EINVAL, EINVAL },
+		{ IBV_QPS_INIT, EINVAL, 0 },
+		{ IBV_QPS_RTR, EINVAL, 0 },
+		{ IBV_QPS_RTS, 0, 0 },
+		{ IBV_QPS_SQD, 0, 0 },
+		{ IBV_QPS_SQE, 0, 0 },
+		{ IBV_QPS_ERR, 0, 0 },
+	};
+	static uint8_t rq[FQ_ENTRIES][1u << FQ_SHIFT] __attribute__((aligned(64)));
+	struct ibv_sge sge = { .addr = 0x10, .length = 8, .lkey = 1 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *rbad;
+	static struct shca_ring_ctl rctl;
+	static struct fake_qp f;
+	struct ibv_qp_ex *qpx;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+		memset(&rctl, 0, sizeof(rctl));
+		pthread_spin_init(&f.qp.rq.lock, PTHREAD_PROCESS_PRIVATE);
+		f.qp.rq.ring.map = rq;
+		f.qp.rq.ring.ctl = &rctl;
+		f.qp.rq.ring.entries = &rq[0][0];
+		f.qp.rq.ring.mask = FQ_ENTRIES - 1;
+		f.qp.rq.ring.entry_shift = FQ_SHIFT;
+		f.qp.rq.max_sge = 1;
+		f.qp.vqp.qp.state = cases[i].state;
+		bad = NULL;
+		CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == cases[i].send);
+		CHECK(bad == (cases[i].send ? &wr : NULL));
+		CHECK(f.ctl.prod == !cases[i].send);
+		qpx = &f.qp.vqp.qp_ex;
+		ibv_wr_start(qpx);
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, 1, 0x10, 4);
+		CHECK(ibv_wr_complete(qpx) == cases[i].send);
+		CHECK(f.ctl.prod == (cases[i].send ? 0 : 2));
+		rbad = NULL;
+		CHECK(shca_post_recv(&f.qp.vqp.qp, &rwr, &rbad) == cases[i].recv);
+		CHECK(rbad == (cases[i].recv ? &rwr : NULL));
+		CHECK(rctl.prod == !cases[i].recv);
+		pthread_spin_destroy(&f.qp.rq.lock);
+		pthread_spin_destroy(&f.qp.sq.lock);
+	}
+}
+
 int main(void)
 {
 	test_version_gate();
@@ -737,6 +835,8 @@ int main(void)
 	test_wqe_opcodes();
 	test_qp_ex_batch();
 	test_post_send_checks();
+	test_post_state();
+	test_atomic_write();
 	if (failures) {
 		fprintf(stderr, "test_unit: %d failure(s)\n", failures);
 		return 1;

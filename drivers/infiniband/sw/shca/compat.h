@@ -46,4 +46,18 @@ static inline void shca_vma_clear_flags(struct vm_area_struct *vma,
 #endif
 }
 
+/*
+ * The work completion opcode of an ATOMIC WRITE.  The uapi value
+ * (IB_UVERBS_WC_ATOMIC_WRITE) exists since 6.2; 6.1 lacks the name.
+ * SHCA_HAVE_WC_ATOMIC_WRITE comes from a header test in Kbuild.
+ */
+#define SHCA_WC_ATOMIC_WRITE	9
+#ifdef SHCA_HAVE_WC_ATOMIC_WRITE
+static_assert(SHCA_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
+/* ... and the device capability that announces it */
+#define SHCA_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SHCA_DEVICE_ATOMIC_WRITE	0
+#endif
+
 #endif /* SHCA_COMPAT_H */

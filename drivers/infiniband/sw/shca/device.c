@@ -33,12 +33,13 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = SHCA_MAX_QP;
 	attr->max_qp_wr = SHCA_MAX_QP_WR;
-	/* the RC responder generates RNR NAKs */
+	/* the RC responder generates RNR NAKs; ATOMIC WRITE where named */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 SHCA_DEVICE_ATOMIC_WRITE;
 	/* `rdma link delete` is allowed for link-created devices */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SHCA_MAX_SGE;

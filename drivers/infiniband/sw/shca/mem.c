@@ -277,3 +277,24 @@ int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 	spin_unlock(&shca_atomic_lock);
 	return err;
 }
+
+/**
+ * shca_rmr_atomic_write - 64-bit ATOMIC WRITE into an MR
+ * @mr: from shca_rmr_get() with IB_ACCESS_REMOTE_WRITE, referenced
+ * @va: 8-byte aligned address inside @mr
+ * @val: the 8 bytes of the request, in wire order
+ *
+ * Serialised with the other atomics (shca_rmr_atomic()), so none of them
+ * sees half of it.
+ * Context: process (the RX engine); does not sleep.
+ * Return: 0 or -EFAULT.
+ */
+int shca_rmr_atomic_write(struct shca_mr *mr, u64 va, u64 val)
+{
+	int err;
+
+	spin_lock(&shca_atomic_lock);
+	err = shca_rmr_copy(mr, va, &val, sizeof(val), true);
+	spin_unlock(&shca_atomic_lock);
+	return err;
+}

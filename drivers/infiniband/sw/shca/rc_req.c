@@ -211,6 +211,8 @@ static u8 shca_req_wc_opcode(u8 op)
 		return IB_WC_LOCAL_INV;
 	case SHCA_OP_REG_MR:
 		return IB_WC_REG_MR;
+	case SHCA_OP_ATOMIC_WRITE:
+		return SHCA_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}
@@ -457,6 +459,7 @@ static bool shca_req_op_ok(enum ib_qp_type type, u8 op)
 	case SHCA_OP_RDMA_READ:
 	case SHCA_OP_ATOMIC_CMP_AND_SWP:
 	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
+	case SHCA_OP_ATOMIC_WRITE:
 		return type == IB_QPT_RC;
 	default:
 		return false;
@@ -471,6 +474,19 @@ static enum ib_wc_status shca_req_check_atomic(const struct shca_req_wqe *w)
 	if (w->hdr.num_sge != 1 || w->sge[0].length != 8)
 		return IB_WC_LOC_LEN_ERR;
 	if (w->hdr.atomic.remote_addr & 7)
+		return IB_WC_LOC_QP_OP_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/* ATOMIC WRITE: 8 inline bytes, 8-byte aligned remote address. */
+static enum ib_wc_status
+shca_req_check_atomic_write(const struct shca_req_wqe *w)
+{
+	if (!(w->hdr.flags & SHCA_WQE_F_INLINE))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->hdr.inline_len != SHCA_ATOMIC_WRITE_LEN)
+		return IB_WC_LOC_LEN_ERR;
+	if (w->hdr.rdma.remote_addr & 7)
 		return IB_WC_LOC_QP_OP_ERR;
 	return IB_WC_SUCCESS;
 }
@@ -521,6 +537,8 @@ static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 	if (w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ||
 	    w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD)
 		return shca_req_check_atomic(w);
+	if (w->hdr.opcode == SHCA_OP_ATOMIC_WRITE)
+		return shca_req_check_atomic_write(w);
 	if (w->hdr.opcode == SHCA_OP_RDMA_READ &&
 	    (w->hdr.flags & SHCA_WQE_F_INLINE))
 		return IB_WC_LOC_QP_OP_ERR;
@@ -605,6 +623,8 @@ static u8 shca_req_pkt_opcode(const struct shca_req_wqe *w, u32 k)
 		return SHCA_OPC_RDMA_READ_REQUEST;
 	case SHCA_OP_ATOMIC_CMP_AND_SWP:
 		return SHCA_OPC_COMPARE_SWAP;
+	case SHCA_OP_ATOMIC_WRITE:
+		return SHCA_OPC_ATOMIC_WRITE;
 	default:
 		return SHCA_OPC_FETCH_ADD;
 	}
@@ -621,7 +641,8 @@ static void shca_req_fill_hdr(struct shca_qp *qp, const struct shca_req_wqe *w,
 	h->pkey = SHCA_PKEY_DEFAULT;
 	h->dqpn = qp->attr.dest_qp_num & SHCA_WIRE_24BIT;
 	h->se = (w->hdr.flags & SHCA_WQE_F_SOLICITED) && k == w->npkts - 1 &&
-		w->hdr.opcode != SHCA_OP_RDMA_WRITE;
+		w->hdr.opcode != SHCA_OP_RDMA_WRITE &&
+		w->hdr.opcode != SHCA_OP_ATOMIC_WRITE;
 	h->imm = (__force __be32)w->hdr.ex;
 	h->inv_rkey = w->hdr.ex;
 	if (w->hdr.opcode == SHCA_OP_RDMA_READ) {

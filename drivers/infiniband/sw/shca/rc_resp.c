@@ -500,6 +500,34 @@ static enum shca_resp_verdict shca_resp_write_end(struct shca_qp *qp,
 	return SHCA_RV_DONE;
 }
 
+/*
+ * ATOMIC WRITE: 8 bytes at an 8-byte aligned address, stored at once and
+ * acknowledged like a WRITE; a duplicate is re-ACKed, not re-executed.
+ * Context: rq_work.
+ */
+static enum shca_resp_verdict shca_resp_atomic_write(struct shca_qp *qp,
+						     struct shca_resp_pkt *p)
+{
+	const struct shca_wire_hdr *h = &p->w.hdr;
+	struct shca_mr *mr;
+	u64 val;
+	int err;
+
+	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
+		return SHCA_RV_NAK_ACC;
+	if (h->dma_len != sizeof(val) || p->w.pay_len != sizeof(val) ||
+	    (h->va & (sizeof(val) - 1)))
+		return SHCA_RV_NAK_INV;
+	err = shca_rmr_get(qp, h->rkey, h->va, sizeof(val),
+			   IB_ACCESS_REMOTE_WRITE, &mr);
+	if (err)
+		return SHCA_RV_NAK_ACC;
+	memcpy(&val, p->payload, sizeof(val));
+	err = shca_rmr_atomic_write(mr, h->va, val);
+	shca_mr_put(mr);
+	return err ? SHCA_RV_NAK_ACC : SHCA_RV_DONE;
+}
+
 /* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (+ IMM).  Context: rq_work. */
 static enum shca_resp_verdict shca_resp_write(struct shca_qp *qp,
 					      struct shca_resp_pkt *p)
@@ -507,6 +535,9 @@ static enum shca_resp_verdict shca_resp_write(struct shca_qp *qp,
 	struct shca_resp *resp = &qp->resp;
 	u32 len = p->w.pay_len;
 	enum shca_resp_verdict v;
+
+	if (p->w.hdr.opcode == (SHCA_TR_RC | SHCA_OPC_ATOMIC_WRITE))
+		return shca_resp_atomic_write(qp, p);
 
 	if (!shca_resp_len_ok(p->flags, len, resp->mtu))
 		return SHCA_RV_NAK_INV;

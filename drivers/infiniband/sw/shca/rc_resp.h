@@ -86,5 +86,6 @@ int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len,
 		  bool to_mr);
 int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 		    u64 compare, u64 *orig);
+int shca_rmr_atomic_write(struct shca_mr *mr, u64 va, u64 val);
 
 #endif /* SHCA_RC_RESP_H */

@@ -83,6 +83,8 @@ static const struct shca_opcode_info shca_opcodes[256] = {
 		    SHCA_OPF_ONLY | SHCA_OPF_AETH | SHCA_OPF_ATMACK),
 	SHCA_OPINFO(RC, COMPARE_SWAP, F_ATOMIC | F_RC),
 	SHCA_OPINFO(RC, FETCH_ADD, F_ATOMIC | F_RC),
+	/* one packet: RETH (DMA length 8) and 8 bytes, answered by an ACK */
+	SHCA_OPINFO(RC, ATOMIC_WRITE, F_WRITE_ONLY | F_RC),
 
 	SHCA_OPINFO(UC, SEND_FIRST, F_SEND_FIRST),
 	SHCA_OPINFO(UC, SEND_MIDDLE, F_SEND_MIDDLE),

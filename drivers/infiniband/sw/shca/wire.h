@@ -142,6 +142,7 @@ enum shca_op {
 	SHCA_OPC_FETCH_ADD			= 0x14,
 	SHCA_OPC_SEND_LAST_WITH_INVALIDATE	= 0x16,
 	SHCA_OPC_SEND_ONLY_WITH_INVALIDATE	= 0x17,
+	SHCA_OPC_ATOMIC_WRITE			= 0x1d,
 };
 
 /* The RoCE v2 Congestion Notification Packet. */
