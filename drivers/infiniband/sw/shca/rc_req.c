@@ -267,17 +267,28 @@ void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status)
 /**
  * shca_req_fail - a WQE failed: record its status, QP to the error state
  * @qp: RC/UC QP
- * @w: failing WQE; completed with @status when the SQ is flushed
+ * @w: failing WQE (copied into its shadow entry)
  * @status: its completion status
+ *
+ * When @w is the oldest outstanding WQE it completes with @status right
+ * away, before the QP enters the error state: the error that ends the QP
+ * is then the first completion the consumer sees, ahead of the
+ * IB_WC_WR_FLUSH_ERR completions of both work queues (the RQ engine may
+ * flush the moment it sees the new state).  Otherwise the SQ flush
+ * completes it with @status after the WQEs before it.
  *
  * Context: sq_work (may sleep).
  */
 void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
 		   enum ib_wc_status status)
 {
+	struct shca_ring *ring = &qp->sq.ring;
+
 	w->status = status;
 	ibdev_dbg(qp->ibqp.device, "qp %u: wr %llu failed, status %d\n",
 		  qp->ibqp.qp_num, w->hdr.wr_id, status);
+	if (ring->kcons != qp->req.fetch && w == shca_req_wqe_at(qp, ring->kcons))
+		shca_req_retire(qp, status);
 	shca_qp_set_error(qp);
 }
 
