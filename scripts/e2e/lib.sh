@@ -232,13 +232,15 @@ pair_teardown() {
 
 # --- result checks of the RC tools (rc.sh, interop.sh) ---------------------
 
-# bw_ok SRVLOG CLILOG: the client printed a result line with a non-zero
-# average bandwidth or message rate (#bytes #iterations peak average rate;
-# 8-byte atomics under TCG can round the MB/s to 0.00).
+# bw_ok SRVLOG CLILOG: the client printed its result line (#bytes
+# #iterations peak average rate) for a completed run with a non-zero
+# iteration count.  The rates themselves are not judged: perftest derives
+# them from the TSC, which TCG guests may find unstable after boot (then
+# a finished run can print 0.00), and timing never decides a test here.
 bw_ok() {
-	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ { n++; if ($4 + 0 > 0 || $5 + 0 > 0) good++ }
-	     END { exit !(n > 0 && good == n) }' "$2" && return 0
-	echo "no non-zero bandwidth line: $(tail1 "$2" 4)"
+	awk '$1 ~ /^[0-9]+$/ && NF >= 5 && $2 ~ /^[0-9]+$/ && $2 + 0 > 0 { n++ }
+	     END { exit !(n > 0) }' "$2" && return 0
+	echo "no bandwidth result line: $(tail1 "$2" 4)"
 	return 1
 }
 
