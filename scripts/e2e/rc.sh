@@ -59,6 +59,12 @@ for fam in 4 6; do
 	perf ib_send_lat "$fam" lat_ok -s 2 -n 200
 	perf ib_write_lat "$fam" lat_ok -s 2 -n 200
 done
+# Far more iterations than the SQ has slots (perftest's tx_depth is 128):
+# perftest posts again as soon as it polls a completion, so an SQ slot
+# still held after its completion became visible fails ibv_post_send.
+pair_case "ib_write_bw 4KiB -n 3000, the SQ wraps" tcp:18515 \
+	"$NB" "ib_write_bw -d $DB -x ${GB[4]} -F -s 4096 -n 3000" \
+	"$NA" "ib_write_bw -d $DA -x ${GA[4]} -F -s 4096 -n 3000 $AB" bw_ok
 
 pair_teardown
 if [ "$DRV" = shca ]; then

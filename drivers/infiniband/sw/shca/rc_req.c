@@ -260,8 +260,13 @@ void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status)
 {
 	struct shca_req_wqe *w = shca_req_wqe_at(qp, qp->sq.ring.kcons);
 
-	shca_req_complete(qp, &w->hdr, w->len, status);
+	/*
+	 * Hand the slot back first: once the completion can be polled, the
+	 * consumer may post into the slot (the shadow @w stays ours until
+	 * the next fetch, which only this engine does).
+	 */
 	shca_req_pop(qp);
+	shca_req_complete(qp, &w->hdr, w->len, status);
 }
 
 /**
@@ -933,8 +938,8 @@ static void shca_req_flush_ring(struct shca_qp *qp)
 		return;
 	while (ring->kcons != prod) {
 		memcpy(&hdr, shca_ring_entry(ring, ring->kcons), sizeof(hdr));
+		shca_req_pop(qp);	/* the slot is free before the CQE */
 		shca_req_complete(qp, &hdr, 0, IB_WC_WR_FLUSH_ERR);
-		shca_req_pop(qp);
 	}
 }
 

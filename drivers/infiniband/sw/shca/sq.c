@@ -241,32 +241,24 @@ static enum ib_wc_status shca_sq_check(struct shca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-/* Execute the WQE at the engine's consumer index.  Context: SQ engine. */
-static void shca_sq_exec(struct shca_qp *qp, const void *slot)
+/*
+ * Execute the WQE in @slot (the engine's consumer index) into the private
+ * copy @w; the caller completes it once the slot is handed back.
+ * Context: SQ engine.
+ */
+static enum ib_wc_status shca_sq_exec(struct shca_qp *qp, const void *slot,
+				      struct shca_swqe *w, u32 *len)
 {
 	enum ib_wc_status status;
-	struct shca_swqe w;
-	u32 len = 0;
 
-	memcpy(&w.hdr, slot, sizeof(w.hdr));
-	if (!(w.hdr.flags & SHCA_WQE_F_INLINE))
-		memcpy(w.sge, slot + sizeof(w.hdr),
-		       min_t(u32, w.hdr.num_sge, SHCA_MAX_SGE) * sizeof(w.sge[0]));
-	status = shca_sq_check(qp, &w, &len);
+	memcpy(&w->hdr, slot, sizeof(w->hdr));
+	if (!(w->hdr.flags & SHCA_WQE_F_INLINE))
+		memcpy(w->sge, slot + sizeof(w->hdr),
+		       min_t(u32, w->hdr.num_sge, SHCA_MAX_SGE) * sizeof(w->sge[0]));
+	status = shca_sq_check(qp, w, len);
 	if (status == IB_WC_SUCCESS)
-		status = shca_ud_send(qp, &w, slot, len);
-	shca_sq_complete(qp, &w, len, status);
-	if (status != IB_WC_SUCCESS)
-		shca_qp_set_error(qp);
-}
-
-/* Complete one WQE with a flush error.  Context: SQ engine. */
-static void shca_sq_flush_one(struct shca_qp *qp, const void *slot)
-{
-	struct shca_swqe w;
-
-	memcpy(&w.hdr, slot, sizeof(w.hdr));
-	shca_sq_complete(qp, &w, 0, IB_WC_WR_FLUSH_ERR);
+		status = shca_ud_send(qp, w, slot, *len);
+	return status;
 }
 
 static bool shca_sq_can_send(struct shca_qp *qp)
@@ -294,17 +286,28 @@ static bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
 	while (ring->kcons != prod) {
 		const void *slot = shca_ring_entry(ring, ring->kcons);
 
+		enum ib_wc_status status = IB_WC_WR_FLUSH_ERR;
+		struct shca_swqe w;
+		u32 len = 0;
+
 		if (READ_ONCE(qp->dying))
 			return true;
 		if (READ_ONCE(qp->state) == IB_QPS_ERR)
-			shca_sq_flush_one(qp, slot);
+			memcpy(&w.hdr, slot, sizeof(w.hdr));
 		else if (shca_sq_can_send(qp))
-			shca_sq_exec(qp, slot);
+			status = shca_sq_exec(qp, slot, &w, &len);
 		else
 			return true;	/* not RTS yet: keep the WQEs */
 		ring->kcons++;
-		/* the WQE was read before its slot is handed back */
+		/*
+		 * The WQE was read before its slot is handed back, and the slot
+		 * is free before its completion can be polled: a consumer that
+		 * reposts on every completion never finds the SQ full.
+		 */
 		smp_store_release(&ring->ctl->cons, ring->kcons);
+		shca_sq_complete(qp, &w, len, status);
+		if (status != IB_WC_SUCCESS && status != IB_WC_WR_FLUSH_ERR)
+			shca_qp_set_error(qp);
 		if (!--*budget)
 			return false;
 	}
