@@ -4,20 +4,13 @@
 # then rping crossing the namespaces over RC with its data verified.
 set -eu
 show() { echo; echo "\$ $*"; "$@"; }
-wait_for() {
-	local i
-	for i in $(seq 1 $(($1 * 5))); do
-		sh -c "$2" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	echo "demo: timed out waiting for: $2" >&2
-	return 1
-}
+E2E_SUITE=demo
+. "$(dirname "$0")/e2e/lib.sh"	# wait_for, wait_cm_listen
 modprobe shca
 show ip netns exec shca-a rdma link add shca0 type shca netdev veth-a
 show ip netns exec shca-b rdma link add shca1 type shca netdev veth-b
-wait_for 60 'grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state'
-wait_for 60 'grep -q ACTIVE /sys/class/infiniband/shca1/ports/1/state'
+wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
+wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca1/ports/1/state
 show rdma link show
 show ibv_devices
 show ibv_devinfo -d shca0
@@ -30,7 +23,7 @@ echo "\$ ip netns exec shca-b rping -s -a 10.77.0.2 -C 10 -V -v &"
 ip netns exec shca-b timeout 300 rping -s -a 10.77.0.2 -C 10 -V -v \
 	> /tmp/rping-server.log 2>&1 &
 srv=$!
-wait_for 120 'rdma resource show cm_id | grep -q LISTEN'
+wait_cm_listen
 echo
 echo "\$ ip netns exec shca-a rping -c -a 10.77.0.2 -C 10 -V -v"
 ip netns exec shca-a timeout 300 rping -c -a 10.77.0.2 -C 10 -V -v \
