@@ -20,6 +20,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -158,6 +159,34 @@ static struct rdma_cm_event *get_event(struct ctx *c, enum rdma_cm_event_type wa
 		die("CM event %s (status %d), expected %s", rdma_event_str(ev->event),
 		    ev->status, rdma_event_str(want));
 	return ev;
+}
+
+/*
+ * Wait up to DISC_WAIT_S for RDMA_CM_EVENT_DISCONNECTED.  ib_cm retries a
+ * lost DREQ every few seconds for as long as the cm_id lives, so both ends
+ * keep theirs until the event comes.
+ */
+#define DISC_WAIT_S	90
+static int wait_disconnected(struct ctx *c)
+{
+	struct pollfd pfd = { .fd = c->ech->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+	int ret;
+
+	ret = poll(&pfd, 1, DISC_WAIT_S * 1000);
+	if (ret <= 0) {
+		fprintf(stderr, "%s: no DISCONNECTED event within %d s\n", role, DISC_WAIT_S);
+		return -1;
+	}
+	if (rdma_get_cm_event(c->ech, &ev)) {
+		fprintf(stderr, "%s: rdma_get_cm_event: %s\n", role, strerror(errno));
+		return -1;
+	}
+	ret = ev->event == RDMA_CM_EVENT_DISCONNECTED ? 0 : -1;
+	if (ret)
+		fprintf(stderr, "%s: CM event %s at the end\n", role, rdma_event_str(ev->event));
+	rdma_ack_cm_event(ev);
+	return ret;
 }
 
 static void post_recv(struct ctx *c, unsigned int slot)
@@ -376,27 +405,23 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 	if (ibv_post_send(c->qp, &wr, &bad))
 		die("ibv_post_send(result): %s", strerror(errno));
 	/*
-	 * The sender disconnects as soon as it has the result, which may be
-	 * before our SEND's ACK arrives: rdma_cm then moves our QP to the
-	 * error state and the spare receives (and possibly the result SEND
-	 * itself) complete with a flush error.  Anything else is an error.
+	 * The receiver ends the connection, and only once the result SEND has
+	 * completed: its ACK proves the sender's QP took it.  The sender keeps
+	 * its QP in RTS until our DREQ arrives, so the result may not fail,
+	 * not even with a flush.
 	 */
 	for (done = 0; !done;) {
 		n = wait_cq(c, wc, 16);
 		for (i = 0; i < n; i++) {
-			if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
-				wc_check(&wc[i]);
+			wc_check(&wc[i]);
 			if (wc[i].wr_id == RESULT_WR_ID)
 				done = 1;
 		}
 	}
-	ev = NULL;
-	if (!rdma_get_cm_event(c->ech, &ev)) {
-		if (ev->event != RDMA_CM_EVENT_DISCONNECTED)
-			fprintf(stderr, "%s: CM event %s at the end\n", role,
-				rdma_event_str(ev->event));
-		rdma_ack_cm_event(ev);
-	}
+	if (rdma_disconnect(c->id))
+		die("rdma_disconnect: %s", strerror(errno));
+	if (wait_disconnected(c))
+		ok = 0;
 	printf("%s: %s\n", role, ok ? "all data verified" : "FAILED");
 	return ok ? 0 : 1;
 }
@@ -408,6 +433,8 @@ static void reap(struct ctx *c, struct ibv_wc *wc, int n, struct msg_hdr *result
 	int i;
 
 	for (i = 0; i < n; i++) {
+		if (*got && wc[i].status != IBV_WC_SUCCESS)
+			continue;	/* after the result: see sender() */
 		wc_check(&wc[i]);
 		switch (wc[i].opcode) {
 		case IBV_WC_RDMA_WRITE:
@@ -534,7 +561,15 @@ static int sender(struct ctx *c, struct rdma_addrinfo *ai)
 	h = (struct msg_hdr){ .type = RM_FIN, .buf_hash = buf_hash, .msg_hash = msg_hash,
 			      .bytes = c->size };
 	post_msg(c, &h, NULL);
-	while (c->write_out || c->send_out || !got)
+	/*
+	 * The receiver answers the FIN only after taking it, and RC keeps
+	 * order: once the result is in, every WRITE and SEND before the FIN
+	 * has been executed there.  Their completions are not waited for (a
+	 * lost last ACK could outlive the receiver's QP).  The receiver
+	 * disconnects once its result SEND is acknowledged; until then our
+	 * QP stays in RTS to acknowledge it.
+	 */
+	while (!got)
 		reap(c, wc, wait_cq(c, wc, 16), &result, &got);
 	t = now() - t0;
 	ok = result.type == RM_RESULT && result.ok && result.buf_hash == buf_hash &&
@@ -544,6 +579,9 @@ static int sender(struct ctx *c, struct rdma_addrinfo *ai)
 	       "), receiver verdict %s\n", role, c->size, c->msgs, t, c->size / t / 1e6,
 	       buf_hash, result.buf_hash, msg_hash, result.msg_hash,
 	       result.ok ? "ok" : "FAILED");
+	/* Wait for the receiver's DREQ, then answer it. */
+	if (wait_disconnected(c))
+		ok = 0;
 	rdma_disconnect(c->id);
 	printf("%s: %s\n", role, ok ? "all data verified" : "FAILED");
 	return ok ? 0 : 1;

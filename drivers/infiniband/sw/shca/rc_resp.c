@@ -112,18 +112,8 @@ void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	set_bit(SHCA_RESP_RESET_BIT, &resp->reset);
 }
 
-/* Drop the WRITE target MR.  Context: rq_work or QP teardown. */
-static void shca_resp_put_mr(struct shca_resp *resp)
-{
-	if (resp->mr)
-		shca_mr_put(resp->mr);
-	resp->mr = NULL;
-}
-
 static void shca_resp_res_clear(struct shca_resp_res *res)
 {
-	if (res->mr)
-		shca_mr_put(res->mr);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -146,7 +136,6 @@ void shca_resp_fini(struct shca_qp *qp)
 
 	if (resp->res)
 		shca_resp_res_reset(resp);
-	shca_resp_put_mr(resp);
 	kfree(resp->res);
 	kfree(resp->wqe);
 	resp->res = NULL;
@@ -161,7 +150,6 @@ static void shca_resp_check_reset(struct shca_qp *qp)
 	/* fully ordered: pairs with the barrier before set_bit() */
 	if (!test_and_clear_bit(SHCA_RESP_RESET_BIT, &resp->reset))
 		return;
-	shca_resp_put_mr(resp);
 	shca_resp_res_reset(resp);
 	resp->epsn = resp->init_epsn;
 	resp->nres = resp->init_nres;
@@ -252,7 +240,12 @@ static bool shca_resp_tx_busy(struct shca_resp *resp)
 	return resp->npending || resp->replay.pending;
 }
 
-/* Send the next packet of a READ response.  Context: rq_work. */
+/*
+ * Send the next packet of a READ response.  The R_Key is looked up again
+ * for every packet, so a deregistration or invalidation between packets
+ * takes effect at once and never waits for this response.
+ * Context: rq_work.
+ */
 static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 {
 	u64 off = (u64)res->tx_idx * qp->resp.mtu;
@@ -263,20 +256,26 @@ static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 		.msn = res->msn,
 	};
 	u32 len = min_t(u64, qp->resp.mtu, res->len - off);
+	struct shca_mr *mr = NULL;
+	int err = 0;
 
-	if (shca_resp_xmit(qp, &h, res->mr, res->va + off, len)) {
-		/* the MR shrank under us (rereg): fatal for the QP */
+	if (len)
+		err = shca_rmr_get(qp, res->rkey, res->va + off, len,
+				   IB_ACCESS_REMOTE_READ, &mr);
+	if (!err) {
+		err = shca_resp_xmit(qp, &h, mr, res->va + off, len);
+		if (mr)
+			shca_mr_put(mr);
+	}
+	if (err) {
+		/* the MR went away or shrank (dereg, rereg, invalidate) */
 		shca_resp_stat(qp, SHCA_STAT_RC_REM_ACCESS_ERRS);
 		shca_resp_send_aeth(qp, SHCA_AETH_NAK_REM_ACC, h.psn);
 		res->tx_idx = res->npkts;
 		shca_qp_set_error(qp);
 	}
-	if (++res->tx_idx >= res->npkts) {
+	if (++res->tx_idx >= res->npkts)
 		res->pending = false;
-		if (res->mr)
-			shca_mr_put(res->mr);
-		res->mr = NULL;
-	}
 }
 
 /* Send the ATOMIC ACKNOWLEDGE of an atomic.  Context: rq_work. */
@@ -457,29 +456,65 @@ static enum shca_resp_verdict shca_resp_send(struct shca_qp *qp,
 	return SHCA_RV_DONE;
 }
 
-/* RETH of a WRITE FIRST/ONLY: check and reference the target. */
+/*
+ * Check that the R_Key allows @access to [@va, @va + @len) now, without
+ * keeping the MR: each packet looks it up again.  Context: rq_work.
+ */
+static int shca_resp_rkey_check(struct shca_qp *qp, u32 rkey, u64 va,
+				u32 len, int access)
+{
+	struct shca_mr *mr;
+	int err;
+
+	if (!len)
+		return 0;	/* the R_Key is not checked */
+	err = shca_rmr_get(qp, rkey, va, len, access, &mr);
+	if (!err)
+		shca_mr_put(mr);
+	return err;
+}
+
+/* RETH of a WRITE FIRST/ONLY: check the target.  Context: rq_work. */
 static enum shca_resp_verdict shca_resp_write_start(struct shca_qp *qp,
 						    struct shca_resp_pkt *p)
 {
 	struct shca_resp *resp = &qp->resp;
-	int err;
 
-	shca_resp_put_mr(resp);
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_WRITE))
 		return SHCA_RV_NAK_ACC;
 	if (p->w.hdr.dma_len > SHCA_RESP_MAX_MSG)
 		return SHCA_RV_NAK_INV;
+	resp->rkey = p->w.hdr.rkey;
 	resp->va = p->w.hdr.va;
 	resp->dma_len = p->w.hdr.dma_len;
 	resp->wr_done = 0;
-	if (!resp->dma_len)
-		return SHCA_RV_DONE;	/* the R_Key is not checked */
-	err = shca_rmr_get(qp, p->w.hdr.rkey, resp->va, resp->dma_len,
-			   IB_ACCESS_REMOTE_WRITE, &resp->mr);
-	return err ? SHCA_RV_NAK_ACC : SHCA_RV_DONE;
+	if (shca_resp_rkey_check(qp, resp->rkey, resp->va, resp->dma_len,
+				 IB_ACCESS_REMOTE_WRITE))
+		return SHCA_RV_NAK_ACC;
+	return SHCA_RV_DONE;
 }
 
-/* The end of a WRITE: release the MR, complete a WRITE_WITH_IMM. */
+/*
+ * Place @len bytes of a WRITE at its cursor, under a reference taken for
+ * this packet only.  Context: rq_work.
+ */
+static int shca_resp_write_data(struct shca_qp *qp, void *data, u32 len)
+{
+	struct shca_resp *resp = &qp->resp;
+	u64 va = resp->va + resp->wr_done;
+	struct shca_mr *mr;
+	int err;
+
+	err = shca_rmr_get(qp, resp->rkey, va, len, IB_ACCESS_REMOTE_WRITE,
+			   &mr);
+	if (err)
+		return err;
+	err = shca_rmr_copy(mr, va, data, len, true);
+	shca_mr_put(mr);
+	return err;
+}
+
+/* The end of a WRITE: complete a WRITE_WITH_IMM. */
 static enum shca_resp_verdict shca_resp_write_end(struct shca_qp *qp,
 						  struct shca_resp_pkt *p)
 {
@@ -492,7 +527,6 @@ static enum shca_resp_verdict shca_resp_write_end(struct shca_qp *qp,
 
 	if (resp->wr_done != resp->dma_len)
 		return SHCA_RV_NAK_INV;
-	shca_resp_put_mr(resp);
 	if (p->flags & SHCA_OPF_IMMDT) {
 		cqe.byte_len = resp->dma_len;
 		shca_resp_complete(qp, &cqe, p->w.hdr.se);
@@ -554,8 +588,7 @@ static enum shca_resp_verdict shca_resp_write(struct shca_qp *qp,
 	}
 	if (len > resp->dma_len - resp->wr_done)
 		return SHCA_RV_NAK_INV;
-	if (len && shca_rmr_copy(resp->mr, resp->va + resp->wr_done,
-				 p->payload, len, true))
+	if (len && shca_resp_write_data(qp, p->payload, len))
 		return SHCA_RV_NAK_ACC;
 	resp->wr_done += len;
 	if (p->flags & SHCA_OPF_LAST)
@@ -588,21 +621,17 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 	const struct shca_wire_hdr *h = &p->w.hdr;
 	struct shca_resp *resp = &qp->resp;
 	struct shca_resp_res *res;
-	struct shca_mr *mr = NULL;
 
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_READ))
 		return SHCA_RV_NAK_ACC;
 	if (h->dma_len > SHCA_RESP_MAX_MSG)
 		return SHCA_RV_NAK_INV;
-	if (h->dma_len && shca_rmr_get(qp, h->rkey, h->va, h->dma_len,
-				       IB_ACCESS_REMOTE_READ, &mr))
+	if (shca_resp_rkey_check(qp, h->rkey, h->va, h->dma_len,
+				 IB_ACCESS_REMOTE_READ))
 		return SHCA_RV_NAK_ACC;
 	res = shca_resp_res_alloc(resp);
-	if (!res) {
-		if (mr)
-			shca_mr_put(mr);
+	if (!res)
 		return SHCA_RV_NAK_INV;
-	}
 	res->type = SHCA_RES_READ;
 	res->pending = true;
 	res->psn = h->psn;
@@ -611,7 +640,6 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 	res->rkey = h->rkey;
 	res->va = h->va;
 	res->len = h->dma_len;
-	res->mr = mr;
 	p->npkts = res->npkts;
 	return SHCA_RV_DONE;
 }
@@ -673,7 +701,6 @@ static void shca_resp_abort_msg(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
 
-	shca_resp_put_mr(resp);
 	resp->msg_kind = 0;
 	resp->sge_idx = 0;
 	resp->sge_off = 0;
@@ -776,15 +803,14 @@ static void shca_rc_replay_read(struct shca_qp *qp,
 				const struct shca_wire_hdr *h)
 {
 	struct shca_resp_res *res = &qp->resp.replay;
-	struct shca_mr *mr = NULL;
 	u64 end;
 
 	if (h->rkey != orig->rkey || h->va < orig->va ||
 	    check_add_overflow(h->va, (u64)h->dma_len, &end) ||
 	    end > orig->va + orig->len)
 		return;
-	if (h->dma_len && shca_rmr_get(qp, h->rkey, h->va, h->dma_len,
-				       IB_ACCESS_REMOTE_READ, &mr))
+	if (shca_resp_rkey_check(qp, h->rkey, h->va, h->dma_len,
+				 IB_ACCESS_REMOTE_READ))
 		return;
 	shca_resp_res_clear(res);
 	res->type = SHCA_RES_READ;
@@ -795,7 +821,6 @@ static void shca_rc_replay_read(struct shca_qp *qp,
 	res->rkey = h->rkey;
 	res->va = h->va;
 	res->len = h->dma_len;
-	res->mr = mr;
 }
 
 /* A request before ePSN.  Context: rq_work. */

@@ -38,7 +38,6 @@ struct shca_resp_res {
 	u64 orig;		/* atomic: value before the operation */
 	/* READ transmit cursor */
 	u32 tx_idx;		/* response packets sent */
-	struct shca_mr *mr;	/* READ: referenced while pending */
 };
 
 struct shca_resp {
@@ -57,8 +56,8 @@ struct shca_resp {
 	u32 sge_idx;		/* scatter cursor in @wqe */
 	u32 sge_off;
 	u32 rcv_len;		/* SEND bytes received so far */
-	struct shca_mr *mr;	/* WRITE: target MR, referenced */
-	u64 va;			/* WRITE: next byte */
+	u32 rkey;		/* WRITE: R_Key, looked up per packet */
+	u64 va;			/* WRITE: first byte */
 	u32 dma_len;		/* WRITE: RETH length */
 	u32 wr_done;		/* WRITE: bytes written so far */
 
