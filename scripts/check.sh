@@ -96,6 +96,12 @@ run_all() {
 	stage demo scripts/vm-run --kernel 6.1 --timeout 900 -- scripts/demo.sh
 	if stage testkernel scripts/testkernel.sh build || ! want testkernel; then
 		vm_stage kunit "$LOGS/kunit.log" scripts/run-kunit.sh
+		# The datapath on the debug kernel (KASAN, lockdep, kmemleak,
+		# UBSAN, DEBUG_ATOMIC_SLEEP), with the module run-kunit.sh built.
+		vm_stage e2e-debug "$LOGS/e2e-debug.log" \
+			env SHCA_E2E_SUITES="lifecycle ud rc mw rc-resp-fuzz" \
+			scripts/vm-run --kernel test --timeout 2400 \
+			--out "$LOGS/vm-e2e-debug" -- scripts/e2e/run.sh
 	fi
 	for k in 6.1 6.12; do
 		vm_stage "e2e-$k" "$LOGS/e2e-$k.log" \

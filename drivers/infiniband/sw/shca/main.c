@@ -443,8 +443,12 @@ static int __init shca_init(void)
 	/*
 	 * WQ_MEM_RECLAIM: storage ULPs (nvmet-rdma, nvme-rdma) destroy QPs
 	 * from their own reclaim workqueues, and destroy flushes our engines.
+	 * WQ_HIGHPRI: the engines are the packet path; a woken engine must
+	 * not queue behind a thread busy-polling its CQ (make bench, TCG:
+	 * about 1.6x the bandwidth and 0.65x the round trip).
 	 */
-	shca_wq = alloc_workqueue("shca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	shca_wq = alloc_workqueue("shca",
+				  WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
 	err = shca_net_init();
@@ -480,14 +484,15 @@ static struct shca_dev *shca_get_first(void)
 	return NULL;
 }
 
+/*
+ * The condition of shca_exit()'s wait_event(), so it runs with the task
+ * not running and must not sleep: no mutex.  list_empty() reads the head
+ * once; whoever empties the list or drops the last DMA device wakes
+ * shca_exit_wq afterwards, and the wait re-checks.
+ */
 static bool shca_all_gone(void)
 {
-	bool empty;
-
-	mutex_lock(&shca_dev_mutex);
-	empty = list_empty(&shca_dev_list);
-	mutex_unlock(&shca_dev_mutex);
-	return empty && !atomic_read(&shca_dma_devs);
+	return list_empty(&shca_dev_list) && !atomic_read(&shca_dma_devs);
 }
 
 static void __exit shca_exit(void)
