@@ -417,7 +417,7 @@ static bool shca_frmr_reg_ok(struct shca_qp *qp, struct shca_mr *mr,
  * @reg: the WQE fields
  *
  * The MR must be a Free fast registration MR of the QP's PD.
- * Context: sq_work.
+ * Context: SQ engine.
  * Return: 0 or a negative error.
  */
 int shca_frmr_reg(struct shca_qp *qp, const struct shca_wqe_reg_mr *reg)
@@ -456,7 +456,7 @@ int shca_frmr_reg(struct shca_qp *qp, const struct shca_wqe_reg_mr *reg)
  *
  * Only fast registration MRs of the QP's PD without bound windows can be
  * invalidated; invalidating a Free one with its last key is a no-op.
- * Context: sq_work or rq_work.
+ * Context: SQ engine or rq_work.
  * Return: 0 or a negative error.
  */
 int shca_mr_invalidate(struct shca_qp *qp, u32 key)

@@ -165,7 +165,7 @@ static void shca_bind_req_mr(struct shca_bind_req *r, struct shca_mr *mr,
 	spin_unlock(&mr->lock);
 }
 
-/* Validate and apply a bind on a referenced window.  Context: sq_work. */
+/* Validate and apply a bind on a referenced window.  Context: SQ engine. */
 static int shca_mw_bind_locked(struct shca_qp *qp, struct shca_mw *mw,
 			       const struct shca_wqe_bind_mw *b,
 			       struct shca_mr *mr)
@@ -205,7 +205,7 @@ static int shca_mw_bind_locked(struct shca_qp *qp, struct shca_mw *mw,
  * @qp: the QP it was posted on
  * @b: the WQE fields (untrusted)
  *
- * Context: sq_work.
+ * Context: SQ engine.
  * Return: 0 or a negative error (the WQE completes with MW_BIND_ERR).
  */
 static int shca_mw_bind(struct shca_qp *qp, const struct shca_wqe_bind_mw *b)
@@ -291,7 +291,7 @@ int shca_invalidate_remote(struct shca_qp *qp, u32 rkey)
 	return err;
 }
 
-/* Context: sq_work. */
+/* Context: SQ engine. */
 static enum ib_wc_status shca_local_exec(struct shca_qp *qp,
 					 const struct shca_send_wqe *hdr)
 {
@@ -329,7 +329,7 @@ static enum shca_stat shca_local_stat(u8 opcode)
  * @qp: RC/UC QP; every WQE before this one has completed
  * @hdr: private copy of the WQE (untrusted)
  *
- * Context: sq_work.
+ * Context: SQ engine.
  * Return: the completion status.
  */
 enum ib_wc_status shca_local_op(struct shca_qp *qp,

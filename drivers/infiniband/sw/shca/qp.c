@@ -234,6 +234,7 @@ static void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	kref_init(&qp->ref);
 	init_completion(&qp->freed);
 	mutex_init(&qp->state_lock);
+	mutex_init(&qp->sq_engine);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->state = IB_QPS_RESET;
@@ -338,6 +339,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_qp_fini_rc(qp);
 	shca_qp_free_rings(qp);
 	atomic_dec(&sdev->num_qp);
+	mutex_destroy(&qp->sq_engine);
 	mutex_destroy(&qp->state_lock);
 	return 0;
 }
@@ -456,7 +458,7 @@ static void shca_qp_store_attr(struct shca_qp *qp,
  */
 static void shca_qp_quiesce(struct shca_qp *qp)
 {
-	flush_work(&qp->sq_work);
+	shca_sq_sync(qp);
 	flush_work(&qp->rq_work);
 }
 
@@ -545,9 +547,10 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 /*
  * User QPs: a post with no work request is the doorbell of the mapped SQ
- * (ib_uverbs_post_send() with wr_count 0).  It runs the engine once before
- * returning, so WQEs posted before the doorbell have been executed (their
- * completions produced) when ibv_post_send() returns, as with rxe.
+ * (ib_uverbs_post_send() with wr_count 0).  It runs the engine in the
+ * calling thread before returning, so WQEs posted before the doorbell have
+ * been executed (their completions produced) when ibv_post_send() returns,
+ * as with rxe, without a hop through the workqueue.
  * Kernel QPs post through the same ring.
  * Context: kernel QPs: any, does not sleep.  User QPs: the uverbs system
  * call, process context, may sleep.
@@ -563,9 +566,7 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 			return -EINVAL;
 		}
-		might_sleep();
-		shca_qp_queue(qp, &qp->sq_work);
-		flush_work(&qp->sq_work);
+		shca_sq_doorbell(qp);
 		return 0;
 	}
 	if (!wr)

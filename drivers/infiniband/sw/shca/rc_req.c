@@ -5,9 +5,10 @@
  * segments them into packets, runs the retransmit and RNR timers and
  * retires WQEs in order; rc_req_comp.c handles the responses.
  *
- * Everything runs in qp->sq_work, which never runs concurrently with
- * itself.  The timers only set a bit in req.events and queue sq_work; an
- * armed timer holds a QP reference.
+ * Everything runs in an SQ engine run, in qp->sq_work or in a user QP's
+ * doorbell, under qp->sq_engine (shca_sq_run()), so never concurrently.
+ * The timers only set a bit in req.events and queue sq_work; an armed
+ * timer holds a QP reference.
  *
  * Flow control: at most SHCA_REQ_MAX_UNACKED PSNs unacknowledged, at most
  * max(1, max_rd_atomic) READ/atomic requests outstanding (0 is treated
@@ -162,7 +163,7 @@ static void shca_req_rnr_fn(struct timer_list *t)
 	shca_req_timer_fire(qp, SHCA_REQ_EV_RNR);
 }
 
-/* (Re)arm @t for @ns with a QP reference.  Context: sq_work. */
+/* (Re)arm @t for @ns with a QP reference.  Context: SQ engine. */
 static void shca_req_arm(struct shca_qp *qp, struct timer_list *t, u64 ns)
 {
 	u64 j = min_t(u64, nsecs_to_jiffies64(ns), MAX_JIFFY_OFFSET);
@@ -174,14 +175,14 @@ static void shca_req_arm(struct shca_qp *qp, struct timer_list *t, u64 ns)
 		shca_qp_put(qp);	/* it was pending with its own ref */
 }
 
-/* Context: sq_work. */
+/* Context: SQ engine. */
 static void shca_req_disarm(struct shca_qp *qp, struct timer_list *t)
 {
 	if (del_timer(t))
 		shca_qp_put(qp);
 }
 
-/* Start the retransmit timer over.  Context: sq_work. */
+/* Start the retransmit timer over.  Context: SQ engine. */
 static void shca_req_arm_rto(struct shca_qp *qp)
 {
 	u64 ns = shca_rc_rto_ns(READ_ONCE(qp->attr.timeout));
@@ -218,7 +219,7 @@ static u8 shca_req_wc_opcode(u8 op)
 	}
 }
 
-/* Post the send completion of a WQE if one is due.  Context: sq_work. */
+/* Post the send completion of a WQE if one is due.  Context: SQ engine. */
 static void shca_req_complete(struct shca_qp *qp,
 			      const struct shca_send_wqe *hdr, u32 len,
 			      enum ib_wc_status status)
@@ -254,7 +255,7 @@ static void shca_req_pop(struct shca_qp *qp)
  * @qp: RC/UC QP
  * @status: completion status
  *
- * Context: sq_work.
+ * Context: SQ engine.
  */
 void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status)
 {
@@ -282,7 +283,7 @@ void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status)
  * flush the moment it sees the new state).  Otherwise the SQ flush
  * completes it with @status after the WQEs before it.
  *
- * Context: sq_work (may sleep).
+ * Context: SQ engine (may sleep).
  */
 void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
 		   enum ib_wc_status status)
@@ -305,7 +306,7 @@ static void shca_req_skip_acked(struct shca_qp *qp);
  * @una: the new oldest unacknowledged PSN
  *
  * Resets the retry counters and restarts (or stops) the retransmit timer.
- * Context: sq_work.
+ * Context: SQ engine.
  */
 void shca_req_advance(struct shca_qp *qp, u32 una)
 {
@@ -386,7 +387,7 @@ static void shca_req_skip_acked(struct shca_qp *qp)
  * @guarded: skip it if the last go-back went to the same PSN and no
  *	     progress has been made since (one request per lost packet)
  *
- * Context: sq_work.
+ * Context: SQ engine.
  */
 void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 {
@@ -411,7 +412,7 @@ void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
  * @psn: first PSN to resend when the RNR timer expires
  * @code: 5-bit RNR timer code from the NAK
  *
- * Context: sq_work.
+ * Context: SQ engine.
  */
 void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code)
 {
@@ -436,7 +437,7 @@ void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code)
  * @off: byte offset
  * @cur: cursor to set up
  *
- * Context: sq_work.
+ * Context: SQ engine.
  * Return: 0, or -ENOSPC if the SGEs are shorter than @off.
  */
 int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
@@ -528,7 +529,7 @@ static enum ib_wc_status shca_req_copy_data(struct shca_qp *qp,
 	return IB_WC_SUCCESS;
 }
 
-/* Copy and validate the WQE in @slot once.  Context: sq_work. */
+/* Copy and validate the WQE in @slot once.  Context: SQ engine. */
 static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 				       struct shca_req_wqe *w,
 				       const void *slot)
@@ -565,7 +566,7 @@ static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
  * Copy the next posted WQE into its shadow (RTS only: SQD and the
  * other states take no new WQEs).
  * Return: the shadow, or NULL if there is none.
- * Context: sq_work.
+ * Context: SQ engine.
  */
 static struct shca_req_wqe *shca_req_fetch(struct shca_qp *qp)
 {
@@ -711,7 +712,7 @@ static int shca_req_gather(struct shca_qp *qp, const struct shca_req_wqe *w,
  * Build and transmit packet @k of @w with PSN req.psn.  A packet that
  * cannot be routed or allocated is lost like on a wire.
  * Return: 0, or a negative errno for a local protection error.
- * Context: sq_work.
+ * Context: SQ engine.
  */
 static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 			 u32 k, bool ackreq)
@@ -763,7 +764,7 @@ static u32 shca_req_rd_outstanding(struct shca_qp *qp)
 	return n;
 }
 
-/* May @w start now (FENCE, max_rd_atomic)?  Context: sq_work. */
+/* May @w start now (FENCE, max_rd_atomic)?  Context: SQ engine. */
 static bool shca_req_may_start(struct shca_qp *qp,
 			       const struct shca_req_wqe *w)
 {
@@ -819,7 +820,7 @@ static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
 /*
  * Send the next packet of @w (a whole READ request counts as one).
  * Return: true if it went out, false if flow control holds it.
- * Context: sq_work.
+ * Context: SQ engine.
  */
 static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 {
@@ -867,7 +868,7 @@ static struct shca_req_wqe *shca_req_next(struct shca_qp *qp)
 /*
  * Execute the local operation @w once everything before it completed.
  * Return: true if it was executed (successfully or not).
- * Context: sq_work.
+ * Context: SQ engine.
  */
 static bool shca_req_local(struct shca_qp *qp, struct shca_req_wqe *w)
 {
@@ -888,7 +889,7 @@ static bool shca_req_local(struct shca_qp *qp, struct shca_req_wqe *w)
 /*
  * Send packets until nothing may be sent or the budget is used up.
  * Return: false if the budget ran out.
- * Context: sq_work.
+ * Context: SQ engine.
  */
 static bool shca_req_send(struct shca_qp *qp)
 {
@@ -946,7 +947,7 @@ static void shca_req_flush_ring(struct shca_qp *qp)
 /*
  * Error state: stop the timers, complete the copied WQEs in order (a
  * failed one with its own status) and then every posted one with
- * IB_WC_WR_FLUSH_ERR.  Context: sq_work.
+ * IB_WC_WR_FLUSH_ERR.  Context: SQ engine.
  */
 static void shca_req_flush(struct shca_qp *qp)
 {
@@ -968,7 +969,7 @@ static void shca_req_flush(struct shca_qp *qp)
 
 /* ---- timer expiries ---- */
 
-/* Context: sq_work. */
+/* Context: SQ engine. */
 static void shca_req_rnr_expired(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
@@ -980,7 +981,7 @@ static void shca_req_rnr_expired(struct shca_qp *qp)
 	shca_req_arm_rto(qp);
 }
 
-/* Context: sq_work. */
+/* Context: SQ engine. */
 static void shca_req_rto_expired(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
@@ -1046,7 +1047,7 @@ static bool shca_req_responses(struct shca_qp *qp)
 	return true;
 }
 
-/* One pass.  Return: false if a budget ran out.  Context: sq_work. */
+/* One pass.  Return: false if a budget ran out.  Context: SQ engine. */
 static bool shca_req_run(struct shca_qp *qp)
 {
 	bool done = shca_req_responses(qp);
@@ -1095,7 +1096,7 @@ bool shca_req_pending(struct shca_qp *qp)
  * @passes: passes left in this run of the work item
  *
  * Return: false when the engine must yield (work left, or out of passes).
- * Context: qp->sq_work (process), may sleep.
+ * Context: qp->SQ engine (process), may sleep.
  */
 bool shca_req_pass(struct shca_qp *qp, u32 *passes)
 {
@@ -1116,7 +1117,7 @@ int shca_req_init(struct shca_qp *qp)
 	return 0;
 }
 
-/* Context: process, qp->state_lock held; sq_work sends nothing yet. */
+/* Context: process, qp->state_lock held; SQ engine sends nothing yet. */
 void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		     int mask)
 {
@@ -1141,7 +1142,7 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
  */
 void shca_req_stop(struct shca_qp *qp)
 {
-	flush_work(&qp->sq_work);
+	shca_sq_sync(qp);
 	if (del_timer_sync(&qp->req.rto_timer))
 		shca_qp_put(qp);
 	if (del_timer_sync(&qp->req.rnr_timer))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca: RC completer - ACKs, NAKs, READ responses and atomic ACKs from
- * qp->comp_queue.  Runs in qp->sq_work only (see rc_req.c).
+ * qp->comp_queue.  Runs in SQ engine runs only (see rc_req.c).
  *
  * Rules:
  *  - an ACK acknowledges every PSN up to and including its own
@@ -36,7 +36,7 @@ static u32 shca_comp_expect(const struct shca_req_wqe *w)
 
 /*
  * Acknowledge every PSN up to and including @last.
- * Context: sq_work.
+ * Context: SQ engine.
  */
 static void shca_comp_acked(struct shca_qp *qp, u32 last)
 {
@@ -96,7 +96,7 @@ static void shca_comp_nak_fatal(struct shca_qp *qp, u32 psn,
 	shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons), status);
 }
 
-/* Context: sq_work. */
+/* Context: SQ engine. */
 static void shca_comp_ack(struct shca_qp *qp, const struct shca_wire_pkt *pkt)
 {
 	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
@@ -146,7 +146,7 @@ static void shca_comp_ack(struct shca_qp *qp, const struct shca_wire_pkt *pkt)
  * before it are implicitly acknowledged and retired on the way.
  * Return: the WQE, or NULL if the response is stale, out of sequence (a
  * go-back to the first missing PSN is started) or malformed.
- * Context: sq_work.
+ * Context: SQ engine.
  */
 static struct shca_req_wqe *shca_comp_target(struct shca_qp *qp, u32 psn)
 {
@@ -189,7 +189,7 @@ static struct shca_req_wqe *shca_comp_target(struct shca_qp *qp, u32 psn)
 	return NULL;
 }
 
-/* Scatter @len response bytes at byte @off of @w.  Context: sq_work. */
+/* Scatter @len response bytes at byte @off of @w.  Context: SQ engine. */
 static int shca_comp_scatter(struct shca_qp *qp, struct shca_req_wqe *w,
 			     u64 off, void *data, u32 len)
 {
@@ -202,7 +202,7 @@ static int shca_comp_scatter(struct shca_qp *qp, struct shca_req_wqe *w,
 	return err ?: shca_cursor_copy(&cur, data, len, true);
 }
 
-/* One response PSN of @w arrived intact.  Context: sq_work. */
+/* One response PSN of @w arrived intact.  Context: SQ engine. */
 static void shca_comp_got(struct shca_qp *qp, struct shca_req_wqe *w, u32 psn)
 {
 	w->acked++;
@@ -211,7 +211,7 @@ static void shca_comp_got(struct shca_qp *qp, struct shca_req_wqe *w, u32 psn)
 		shca_req_retire(qp, IB_WC_SUCCESS);
 }
 
-/* Context: sq_work. */
+/* Context: SQ engine. */
 static void shca_comp_read(struct shca_qp *qp, const struct shca_wire_pkt *pkt,
 			   void *payload)
 {
@@ -238,7 +238,7 @@ static void shca_comp_read(struct shca_qp *qp, const struct shca_wire_pkt *pkt,
 	shca_comp_got(qp, w, pkt->hdr.psn);
 }
 
-/* Context: sq_work. */
+/* Context: SQ engine. */
 static void shca_comp_atomic(struct shca_qp *qp,
 			     const struct shca_wire_pkt *pkt)
 {
@@ -263,7 +263,7 @@ static void shca_comp_atomic(struct shca_qp *qp,
  * @qp: QP the packet was steered to
  * @skb: the packet; not consumed
  *
- * Context: sq_work.
+ * Context: SQ engine.
  */
 void shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb)
 {

@@ -259,6 +259,7 @@ struct shca_qp {
 	struct shca_wq sq;
 	struct shca_wq rq;
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
+	struct mutex sq_engine;		/* one SQ engine run at a time */
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
 	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
 	struct sk_buff_head comp_queue;	/* RC/UC responses for sq_work, ditto */
@@ -511,6 +512,8 @@ void shca_qp_set_error(struct shca_qp *qp);
 
 /* sq.c */
 void shca_sq_work(struct work_struct *work);
+void shca_sq_doorbell(struct shca_qp *qp);
+void shca_sq_sync(struct shca_qp *qp);
 int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr);
 

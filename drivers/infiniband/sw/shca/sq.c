@@ -339,7 +339,8 @@ static bool shca_sq_pending(struct shca_qp *qp)
  * post racing with the engine going idle is never lost.  When @step
  * yields, the work item is requeued and the flag stays set.
  *
- * Context: qp->sq_work (process), may sleep.
+ * Context: process (SQ engine or a doorbell), may sleep; qp->sq_engine
+ * held.
  */
 static void shca_engine_loop(struct shca_qp *qp,
 			     bool (*step)(struct shca_qp *qp, u32 *budget),
@@ -364,25 +365,68 @@ static void shca_engine_loop(struct shca_qp *qp,
 	}
 }
 
-/**
- * shca_sq_work - the SQ engine of one QP
- * @work: qp->sq_work; the queuer took a QP reference for us
- *
- * UD/GSI QPs drain their SQ here; RC/UC QPs run the requester and
- * completer (rc_req.c).
- * Context: process (shca_wq), may sleep.
+/*
+ * One run of the SQ engine: UD/GSI QPs drain their SQ, RC/UC QPs run the
+ * requester and completer (rc_req.c).
+ * Context: process, may sleep; qp->sq_engine held.
  */
-void shca_sq_work(struct work_struct *work)
+static void shca_sq_run(struct shca_qp *qp)
 {
-	struct shca_qp *qp = container_of(work, struct shca_qp, sq_work);
-
+	lockdep_assert_held(&qp->sq_engine);
 	if (shca_qp_is_rc_uc(qp->ibqp.qp_type))
 		shca_engine_loop(qp, shca_req_pass, shca_req_pending,
 				 SHCA_REQ_PASSES);
 	else
 		shca_engine_loop(qp, shca_sq_drain, shca_sq_pending,
 				 SHCA_SQ_BUDGET);
+}
+
+/**
+ * shca_sq_work - the SQ engine of one QP, from the workqueue
+ * @work: qp->sq_work; the queuer took a QP reference for us
+ *
+ * Runs for kernel QPs, timers, incoming ACKs and engines that yielded.
+ * Context: process (shca_wq), may sleep.
+ */
+void shca_sq_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(work, struct shca_qp, sq_work);
+
+	mutex_lock(&qp->sq_engine);
+	shca_sq_run(qp);
+	mutex_unlock(&qp->sq_engine);
 	shca_qp_put(qp);
+}
+
+/**
+ * shca_sq_doorbell - run the SQ engine of a user QP in the caller
+ * @qp: user QP; the uverbs command holds it
+ *
+ * The engine runs in the ringing thread, which saves a wakeup of a worker
+ * and a switch back for every post.  An engine run already in progress
+ * (sq_work or another thread's doorbell) is waited for, then ours sees the
+ * new WQEs.  If the engine yields, it requeues sq_work as usual.
+ * Context: process (the doorbell system call), may sleep.
+ */
+void shca_sq_doorbell(struct shca_qp *qp)
+{
+	mutex_lock(&qp->sq_engine);
+	shca_sq_run(qp);
+	mutex_unlock(&qp->sq_engine);
+}
+
+/**
+ * shca_sq_sync - wait until no SQ engine run is in progress
+ * @qp: QP
+ *
+ * Covers sq_work and doorbells, which may run concurrently with
+ * modify_qp.  Context: process, may sleep; qp->state_lock not held.
+ */
+void shca_sq_sync(struct shca_qp *qp)
+{
+	flush_work(&qp->sq_work);
+	mutex_lock(&qp->sq_engine);
+	mutex_unlock(&qp->sq_engine);
 }
 
 static int shca_wr_opcode(const struct shca_qp *qp, enum ib_wr_opcode opcode)
