@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca KUnit: ring index arithmetic (drivers/infiniband/sw/shca/ring.h).
+ * shca KUnit: ring index arithmetic (drivers/infiniband/sw/shca/ring.h)
+ * and the receive WQE producer/consumer shared by RQs and SRQs (rq.c).
  */
 #include <kunit/test.h>
 #include <linux/limits.h>
 
 #include "ring.h"
+#include "rq.h"
 
 static void shca_ring_wrap_test(struct kunit *test)
 {
@@ -91,6 +93,80 @@ static void shca_ring_no_straddle_test(struct kunit *test)
 	}
 }
 
+/* A 4-entry kernel receive ring in one kmalloc'd chunk. */
+static struct shca_ring *shca_test_rq_ring(struct kunit *test)
+{
+	struct shca_ring *ring = kunit_kzalloc(test, sizeof(*ring), GFP_KERNEL);
+	struct shca_ring_chunk *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ring);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	ring->entries = 4;
+	ring->entry_shift = 8;
+	ring->entries_offset = shca_ring_entries_offset(8);
+	ring->chunk_shift = 12;
+	ring->len = shca_ring_bytes(4, 8);
+	c->len = 1U << ring->chunk_shift;
+	c->va = kunit_kzalloc(test, c->len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c->va);
+	ring->chunks = c;
+	ring->nchunks = 1;
+	ring->ctl = c->va;
+	return ring;
+}
+
+static void shca_rwqe_push_pop_test(struct kunit *test)
+{
+	struct shca_ring *ring = shca_test_rq_ring(test);
+	struct ib_sge sge = { .addr = 0x1000, .length = 64, .lkey = 0x105 };
+	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	struct shca_rwqe w;
+	u32 i, left;
+
+	for (i = 0; i < 4; i++) {
+		wr.wr_id = 100 + i;
+		KUNIT_ASSERT_EQ(test, shca_rwqe_push(ring, &wr, 1), 0);
+	}
+	KUNIT_EXPECT_EQ(test, shca_rwqe_push(ring, &wr, 1), -ENOMEM);
+	wr.num_sge = 2;
+	KUNIT_EXPECT_EQ(test, shca_rwqe_push(ring, &wr, 1), -EINVAL);
+	ring->ctl->prod = ring->kprod;
+	for (i = 0; i < 4; i++) {
+		KUNIT_ASSERT_EQ(test, shca_rwqe_pop(ring, &w, &left), 0);
+		KUNIT_EXPECT_EQ(test, w.hdr.wr_id, 100ULL + i);
+		KUNIT_EXPECT_EQ(test, w.hdr.num_sge, 1U);
+		KUNIT_EXPECT_EQ(test, w.sge[0].lkey, 0x105U);
+		KUNIT_EXPECT_EQ(test, left, 3 - i);
+		KUNIT_EXPECT_EQ(test, ring->ctl->cons, i + 1);
+	}
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), -ENOENT);
+}
+
+/* A producer index from userspace claiming more than the ring holds. */
+static void shca_rwqe_hostile_test(struct kunit *test)
+{
+	struct shca_ring *ring = shca_test_rq_ring(test);
+	struct ib_recv_wr wr = {};
+	struct shca_recv_wqe *slot;
+	struct shca_rwqe w;
+	u32 left;
+
+	ring->ctl->prod = 5;
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), -EIO);
+	ring->ctl->prod = U32_MAX;
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), -EIO);
+	KUNIT_EXPECT_EQ(test, ring->kcons, 0U);
+	/* an SGE count past the private copy's array is clamped */
+	slot = shca_ring_entry(ring, 0);
+	slot->num_sge = U32_MAX;
+	ring->ctl->prod = 1;
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), 0);
+	KUNIT_EXPECT_EQ(test, w.hdr.num_sge, U32_MAX);
+	/* a consumer index the producer never gave out */
+	ring->ctl->cons = 7;
+	KUNIT_EXPECT_EQ(test, shca_rwqe_push(ring, &wr, 1), -EIO);
+}
+
 static struct kunit_case shca_ring_cases[] = {
 	KUNIT_CASE(shca_ring_wrap_test),
 	KUNIT_CASE(shca_ring_empty_full_test),
@@ -98,6 +174,8 @@ static struct kunit_case shca_ring_cases[] = {
 	KUNIT_CASE(shca_ring_layout_test),
 	KUNIT_CASE(shca_ring_chunk_test),
 	KUNIT_CASE(shca_ring_no_straddle_test),
+	KUNIT_CASE(shca_rwqe_push_pop_test),
+	KUNIT_CASE(shca_rwqe_hostile_test),
 	{}
 };
 

@@ -50,15 +50,20 @@ static int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
 	return shca_qp_ex_check(attr->qp_type, attr->send_ops_flags);
 }
 
-/* The kernel may round capabilities up, never down. */
+/*
+ * The kernel may round capabilities up, never down.  With an SRQ the
+ * receive caps are ignored (ibv_create_qp(3)) and come back as 0.
+ */
 static int shca_qp_check_caps(const struct ibv_qp_cap *want,
 			      const struct ibv_qp_cap *got,
-			      const struct shca_create_qp_resp *resp)
+			      const struct shca_create_qp_resp *resp, bool srq)
 {
+	if (srq && (got->max_recv_wr || got->max_recv_sge))
+		return EPROTO;
 	if (got->max_send_wr < want->max_send_wr ||
-	    got->max_recv_wr < want->max_recv_wr ||
+	    (!srq && got->max_recv_wr < want->max_recv_wr) ||
 	    got->max_send_sge < want->max_send_sge ||
-	    got->max_recv_sge < want->max_recv_sge ||
+	    (!srq && got->max_recv_sge < want->max_recv_sge) ||
 	    got->max_inline_data < want->max_inline_data ||
 	    resp->max_inline_data < want->max_inline_data)
 		return EPROTO;
@@ -70,9 +75,8 @@ static int shca_qp_check_caps(const struct ibv_qp_cap *want,
  * @hdr bytes of header plus @nsge scatter/gather elements or @inl bytes of
  * inline data.
  */
-static int shca_wq_map(struct shca_ring *ring, const struct shca_ring_info *info,
-		       int cmd_fd, uint32_t wr, size_t hdr, uint32_t nsge,
-		       uint32_t inl)
+int shca_wq_map(struct shca_ring *ring, const struct shca_ring_info *info,
+		int cmd_fd, uint32_t wr, size_t hdr, uint32_t nsge, uint32_t inl)
 {
 	size_t body = (size_t)nsge * sizeof(struct shca_sge);
 	int ret;
@@ -126,7 +130,7 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 {
 	int ret;
 
-	ret = shca_qp_check_caps(want, &attr->cap, resp);
+	ret = shca_qp_check_caps(want, &attr->cap, resp, attr->srq);
 	if (!ret)
 		ret = shca_qp_map_rings(qp, attr, resp, ctx->cmd_fd);
 	if (ret) {
@@ -583,16 +587,16 @@ out:
 	return ret;
 }
 
-/* Write one receive WQE at our producer index; rq.lock held. */
-static int shca_post_one_recv(struct shca_qp *qp, const struct ibv_recv_wr *wr)
+/* Write one receive WQE at our producer index; wq->lock held. */
+static int shca_post_one_recv(struct shca_wq *wq, const struct ibv_recv_wr *wr)
 {
 	struct shca_recv_wqe *wqe;
 
-	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge)
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge)
 		return EINVAL;
-	if (!shca_wq_has_room(&qp->rq))
+	if (!shca_wq_has_room(wq))
 		return ENOMEM;
-	wqe = shca_wq_slot(&qp->rq, qp->rq.prod);
+	wqe = shca_wq_slot(wq, wq->prod);
 	wqe->wr_id = wr->wr_id;
 	wqe->num_sge = wr->num_sge;
 	wqe->reserved_96 = 0;
@@ -601,14 +605,44 @@ static int shca_post_one_recv(struct shca_qp *qp, const struct ibv_recv_wr *wr)
 	return 0;
 }
 
+/*
+ * Post a list of receives into an RQ or an SRQ ring.  The ones before a
+ * failing WR are published; *bad_wr names the failing one.
+ */
+int shca_wq_post_recv(struct shca_wq *wq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr)
+{
+	uint32_t start;
+	int ret = 0;
+
+	pthread_spin_lock(&wq->lock);
+	start = wq->prod;
+	for (; wr; wr = wr->next) {
+		ret = shca_post_one_recv(wq, wr);
+		if (ret) {
+			*bad_wr = wr;
+			break;
+		}
+		wq->prod++;
+	}
+	if (wq->prod != start)
+		shca_wq_publish(wq);
+	pthread_spin_unlock(&wq->lock);
+	return ret;
+}
+
 /* Receives need no doorbell: the kernel takes them as packets arrive. */
 int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		   struct ibv_recv_wr **bad_wr)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
-	uint32_t start;
-	int ret = 0;
+	int ret;
 
+	/* a QP with an SRQ takes its receives from the SRQ */
+	if (ibqp->srq) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	if (!qp->rq.ring.map) {
 		*bad_wr = wr;
 		return EOPNOTSUPP;
@@ -618,18 +652,5 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return ret;
 	}
-	pthread_spin_lock(&qp->rq.lock);
-	start = qp->rq.prod;
-	for (; wr; wr = wr->next) {
-		ret = shca_post_one_recv(qp, wr);
-		if (ret) {
-			*bad_wr = wr;
-			break;
-		}
-		qp->rq.prod++;
-	}
-	if (qp->rq.prod != start)
-		shca_wq_publish(&qp->rq);
-	pthread_spin_unlock(&qp->rq.lock);
-	return ret;
+	return shca_wq_post_recv(&qp->rq, wr, bad_wr);
 }

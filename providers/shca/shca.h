@@ -96,6 +96,12 @@ struct shca_qp {
 	struct shca_send_wqe *wr_cur;
 };
 
+struct shca_srq {
+	struct ibv_srq ibv_srq;
+	struct shca_wq wq;
+	uint32_t srqn;
+};
+
 struct shca_ah {
 	struct ibv_ah ibv_ah;
 	uint32_t ah_handle;
@@ -119,6 +125,11 @@ static inline struct shca_cq *ex_to_shca_cq(struct ibv_cq_ex *cq)
 static inline struct shca_qp *to_shca_qp(struct ibv_qp *qp)
 {
 	return shca_container_of(qp, struct shca_qp, vqp.qp);
+}
+
+static inline struct shca_srq *to_shca_srq(struct ibv_srq *srq)
+{
+	return shca_container_of(srq, struct shca_srq, ibv_srq);
 }
 
 static inline struct shca_ah *to_shca_ah(struct ibv_ah *ah)
@@ -179,6 +190,10 @@ int shca_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 		      uint16_t lid);
 int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 		      uint16_t lid);
+int shca_wq_map(struct shca_ring *ring, const struct shca_ring_info *info,
+		int cmd_fd, uint32_t wr, size_t hdr, uint32_t nsge, uint32_t inl);
+int shca_wq_post_recv(struct shca_wq *wq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 void *shca_wq_slot(struct shca_wq *wq, uint32_t idx);
 bool shca_wq_has_room(struct shca_wq *wq);
 int shca_qp_send_state(const struct ibv_qp *ibqp);
@@ -186,6 +201,16 @@ int shca_qp_recv_state(const struct ibv_qp *ibqp);
 void shca_wq_publish(struct shca_wq *wq);
 void shca_sq_doorbell(struct shca_qp *qp);
 uint8_t shca_send_flags(unsigned int flags);
+
+/* srq.c */
+struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
+				struct ibv_srq_init_attr *attr);
+int shca_destroy_srq(struct ibv_srq *ibsrq);
+int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		    int attr_mask);
+int shca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr);
 
 /* qp_ex.c */
 int shca_qp_ex_check(enum ibv_qp_type type, uint64_t send_ops);

@@ -128,6 +128,20 @@ veth_b_to_netns() {
 	ip netns exec shca-b ip link set veth-b up
 }
 
+# build_prog NAME: compile progs/NAME.c into $TMPDIR/NAME against librdmacm
+# and libibverbs, warnings as errors; one TAP line; non-zero on failure.
+build_prog() {
+	local log=$E2E_LOGS/$1-build.log
+	if gcc -O2 -Wall -Wextra -Werror -o "$TMPDIR/$1" \
+		"$(dirname "${BASH_SOURCE[0]}")/progs/$1.c" \
+		-lrdmacm -libverbs >"$log" 2>&1; then
+		ok "build $1"
+	else
+		not_ok "build $1" "$(tail1 "$log" 5)"
+		return 1
+	fi
+}
+
 # tail1 FILE: the last lines of FILE on one line, for failure messages.
 tail1() {
 	tail -n "${2:-3}" "$1" 2>/dev/null | tr '\n' ' '

@@ -7,13 +7,10 @@ staged by pyverbs-run.py, and prints its TAP-like lines.
 
     mw_cases.py --dev shca0
 """
-import argparse
 import errno
 import importlib.util
 import os
 import sys
-import tempfile
-import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -153,26 +150,7 @@ def define_tests():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('--dev', required=True)
-    args = ap.parse_args()
-    runner = load_runner()
-    runner.DEV = args.dev
-    runner.BASELINE = False
-    scratch = tempfile.mkdtemp(prefix='mw-cases-')
-    pkg = runner.stage_tests(scratch)
-    sys.path[0:0] = [scratch, pkg]
-    os.chdir(scratch)
-    sys.argv = [sys.argv[0], '--dev', args.dev]
-    from args_parser import parser
-    parser.parse_args()
-    suite = unittest.TestLoader().loadTestsFromTestCase(define_tests())
-    res = unittest.TextTestRunner(stream=sys.stdout,
-                                  resultclass=runner.Result,
-                                  verbosity=0).run(suite)
-    bad = len(res.failures) + len(res.errors) + len(res.skipped)
-    print(f'# mw cases({args.dev}): {res.testsRun} tests, {bad} not ok or skipped')
-    return 1 if bad else 0
+    return load_runner().run_extra_cases(define_tests, 'mw')
 
 
 if __name__ == '__main__':

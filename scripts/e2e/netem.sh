@@ -20,12 +20,7 @@ MIB=${NETEM_MIB:-256}
 NETEM="delay 1ms loss 5% reorder 10% duplicate 1%"
 PROG=$TMPDIR/rcstream
 
-if ! gcc -O2 -Wall -Wextra -Werror -o "$PROG" "$here/progs/rcstream.c" \
-	-lrdmacm -libverbs >"$E2E_LOGS/rcstream-build.log" 2>&1; then
-	not_ok "build rcstream" "$(tail1 "$E2E_LOGS/rcstream-build.log" 5)"
-	exit 1
-fi
-ok "build rcstream"
+build_prog rcstream || exit 1
 
 if pair_setup "$DRV"; then
 	ok "setup $DRV pair"

@@ -193,6 +193,32 @@ def must_run(prefixes, outcome):
     return bad
 
 
+def run_extra_cases(define_tests, label):
+    """main() of the extra case files (mw_cases.py, srq_cases.py): run
+    the TestCase that define_tests() returns on --dev, with rdma-core's
+    tests staged and importable; one TAP line a test; exit status."""
+    global DEV, BASELINE
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--dev', required=True)
+    args = ap.parse_args()
+    DEV = args.dev
+    BASELINE = False
+    scratch = tempfile.mkdtemp(prefix=f'{label}-cases-')
+    pkg = stage_tests(scratch)
+    sys.path[0:0] = [scratch, pkg]
+    os.chdir(scratch)
+    sys.argv = [sys.argv[0], '--dev', args.dev]
+    from args_parser import parser
+    parser.parse_args()
+    suite = unittest.TestLoader().loadTestsFromTestCase(define_tests())
+    res = unittest.TextTestRunner(stream=sys.stdout, resultclass=Result,
+                                  verbosity=0).run(suite)
+    bad = len(res.failures) + len(res.errors) + len(res.skipped)
+    print(f'# {label} cases({args.dev}): {res.testsRun} tests, '
+          f'{bad} not ok or skipped')
+    return 1 if bad else 0
+
+
 def main():
     global DEV, BASELINE
     ap = argparse.ArgumentParser()

@@ -31,9 +31,11 @@
  * prod - cons == entries.
  *
  * Ownership:
- *   SQ/RQ: userspace produces (writes prod), the kernel consumes (writes
- *          cons).  The kernel never trusts prod: it masks every index it
- *          reads and treats prod - cons > entries as a broken ring.
+ *   SQ/RQ/SRQ: userspace produces (writes prod), the kernel consumes
+ *          (writes cons).  The receive engines of every QP attached to an
+ *          SRQ consume from it, serialised by the kernel.  The kernel
+ *          never trusts prod: it masks every index it reads and treats
+ *          prod - cons > entries as a broken ring.
  *   CQ:    the kernel produces (writes prod), userspace consumes (writes
  *          cons).  The kernel keeps its own private copy of its producer
  *          index and only publishes it here.
@@ -368,6 +370,25 @@ struct shca_create_qp_resp {
 	__u32 reserved_96;
 	struct shca_ring_info sq;
 	struct shca_ring_info rq;
+};
+
+/*
+ * Shared receive queue (basic).  Its ring holds struct shca_recv_wqe
+ * entries with the RQ stride (rq_entry_shift); receives need no doorbell.
+ */
+struct shca_create_srq_req {
+	__u32 comp_mask;
+	__u32 reserved_32;
+};
+
+enum shca_create_srq_resp_cmask {
+	SHCA_CREATE_SRQ_RESP_CMASK_RING = 1 << 0,	/* ring valid */
+};
+
+struct shca_create_srq_resp {
+	__u32 comp_mask;	/* enum shca_create_srq_resp_cmask */
+	__u32 srqn;
+	struct shca_ring_info ring;
 };
 
 struct shca_create_ah_resp {

@@ -860,22 +860,124 @@ static void test_create_qp(void)
 		     try_qp(IBV_QPT_DRIVER, &req, sizeof(req)), EOPNOTSUPP);
 }
 
-/* SRQs do not exist on shca: ib_core must answer EOPNOTSUPP. */
+struct srq_cmd_buf {
+	struct ibv_create_srq ibv;
+	uint8_t drv[256];
+};
+
+struct srq_resp_buf {
+	struct ib_uverbs_create_srq_resp ibv;
+	struct shca_create_srq_resp drv;
+	uint8_t tail[16];
+};
+
+static struct srq_cmd_buf srq_cmd;
+static struct srq_resp_buf srq_resp;
+
+static int create_srq_raw(struct ibv_srq *srq, uint32_t max_wr,
+			  uint32_t max_sge, const void *drv, size_t drv_len,
+			  size_t resp_drv_len)
+{
+	struct ibv_srq_init_attr a = {
+		.attr = { .max_wr = max_wr, .max_sge = max_sge },
+	};
+
+	memset(srq, 0, sizeof(*srq));
+	memset(&srq_cmd, 0, sizeof(srq_cmd));
+	memset(&srq_resp, CANARY, sizeof(srq_resp));
+	if (drv_len)
+		memcpy(srq_cmd.drv, drv, drv_len);
+	return ibv_cmd_create_srq(pd, srq, &a, &srq_cmd.ibv,
+				  sizeof(srq_cmd.ibv) + drv_len, &srq_resp.ibv,
+				  sizeof(srq_resp.ibv) + resp_drv_len);
+}
+
+static int try_srq(uint32_t max_wr, uint32_t max_sge, const void *drv,
+		   size_t drv_len)
+{
+	struct ibv_srq srq;
+	int ret;
+
+	ret = create_srq_raw(&srq, max_wr, max_sge, drv, drv_len,
+			     sizeof(struct shca_create_srq_resp));
+	if (!ret)
+		ibv_cmd_destroy_srq(&srq);
+	return ret;
+}
+
+/* The SRQ's response describes a ring of at least max_wr receive WQEs. */
+static int srq_resp_ok(uint32_t max_wr)
+{
+	const struct shca_ring_info *r = &srq_resp.drv.ring;
+
+	return srq_resp.drv.comp_mask == SHCA_CREATE_SRQ_RESP_CMASK_RING &&
+	       srq_resp.drv.srqn && r->entries >= max_wr &&
+	       !(r->entries & (r->entries - 1)) && !r->reserved_288 &&
+	       r->mmap_len && r->ctl_offset < r->mmap_len &&
+	       r->entries_offset < r->mmap_len &&
+	       all_bytes(srq_resp.tail, sizeof(srq_resp.tail), CANARY);
+}
+
 static void test_srq(void)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		struct ib_uverbs_create_srq core;
-	} cmd;
-	struct ib_uverbs_create_srq_resp resp;
+	struct shca_create_srq_req req = {};
+	static uint8_t big[256];
+	struct ibv_srq srq;
+	int ret;
 
-	memset(&cmd, 0, sizeof(cmd));
-	cmd.core.pd_handle = pd->handle;
-	cmd.core.max_wr = 16;
-	cmd.core.max_sge = 1;
-	expect_errno("create_srq: unsupported",
-		     raw_write(ctx->cmd_fd, IB_USER_VERBS_CMD_CREATE_SRQ, &cmd,
-			       sizeof(cmd), &resp, sizeof(resp)), EOPNOTSUPP);
+	ret = create_srq_raw(&srq, 16, 1, &req, sizeof(req),
+			     sizeof(struct shca_create_srq_resp));
+	expect_errno("create_srq: exact request accepted", ret, 0);
+	if (!ret) {
+		tap(srq_resp_ok(16), "create_srq: response describes the ring, no overrun",
+		    "cmask %#x srqn %u entries %u", srq_resp.drv.comp_mask,
+		    srq_resp.drv.srqn, srq_resp.drv.ring.entries);
+		ibv_cmd_destroy_srq(&srq);
+	}
+	req.comp_mask = 1;
+	expect_errno("create_srq: unknown comp_mask bit rejected",
+		     try_srq(16, 1, &req, sizeof(req)), EOPNOTSUPP);
+	req.comp_mask = 0;
+	req.reserved_32 = 1;
+	expect_errno("create_srq: non-zero reserved_32 rejected",
+		     try_srq(16, 1, &req, sizeof(req)), EINVAL);
+	req.reserved_32 = 0;
+	expect_errno("create_srq: empty request rejected",
+		     try_srq(16, 1, NULL, 0), EINVAL);
+	expect_errno("create_srq: 3-byte request rejected",
+		     try_srq(16, 1, &req, 3), EINVAL);
+	memset(big, 0, sizeof(big));
+	expect_errno("create_srq: longer request, zero tail accepted",
+		     try_srq(16, 1, big, sizeof(big)), 0);
+	big[200] = 1;
+	expect_errno("create_srq: longer request, non-zero tail rejected",
+		     try_srq(16, 1, big, sizeof(big)), EOPNOTSUPP);
+
+	ret = create_srq_raw(&srq, 16, 1, &req, sizeof(req), 8);
+	expect_errno("create_srq: short response accepted", ret, 0);
+	if (!ret) {
+		tap(srq_resp.drv.srqn &&
+		    all_bytes(&srq_resp.drv.ring, sizeof(srq_resp.drv.ring) +
+			      sizeof(srq_resp.tail), CANARY),
+		    "create_srq: short response truncated, canary intact",
+		    "bytes past 8 overwritten");
+		ibv_cmd_destroy_srq(&srq);
+	}
+
+	/* hostile capabilities */
+	expect_errno("create_srq: max_wr 0 rejected",
+		     try_srq(0, 1, &req, sizeof(req)), EINVAL);
+	expect_errno("create_srq: max_wr > max_srq_wr rejected",
+		     try_srq((uint32_t)dattr.max_srq_wr + 1, 1, &req,
+			     sizeof(req)), EINVAL);
+	expect_errno("create_srq: max_wr 2^32-1 rejected",
+		     try_srq(0xffffffffu, 1, &req, sizeof(req)), EINVAL);
+	expect_errno("create_srq: max_sge > max_srq_sge rejected",
+		     try_srq(16, (uint32_t)dattr.max_srq_sge + 1, &req,
+			     sizeof(req)), EINVAL);
+	expect_errno("create_srq: max_srq_wr and max_srq_sge accepted",
+		     try_srq((uint32_t)dattr.max_srq_wr,
+			     (uint32_t)dattr.max_srq_sge, &req, sizeof(req)), 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * vm_events: completion vectors, CQ moderation and multicast rules on a
- * live device.  Runs in the VM (see tests/vm_events.sh):
+ * vm_events: completion vectors, CQ moderation, multicast rules and a
+ * hostile SRQ ring on a live device.  Runs in the VM (see
+ * tests/vm_events.sh):
  *
  *   vm_events DEV GID_INDEX
  *   vm_events DEV GID_INDEX mcast-recv|mcast-send GROUP COUNT
+ *   vm_events DEV GID_INDEX srq-hostile
  *
  * GROUP is an IPv4 or IPv6 multicast address.
  *
@@ -22,6 +24,8 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+
+#include "shca.h"		/* the provider's SRQ ring, to scribble on */
 
 #define QKEY		0x11111111u
 #define MSG		64
@@ -54,10 +58,11 @@ struct env {
 };
 
 static struct ibv_qp *ud_qp(struct env *e, struct ibv_cq *scq,
-			    struct ibv_cq *rcq)
+			    struct ibv_cq *rcq, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = scq, .recv_cq = rcq, .qp_type = IBV_QPT_UD,
+		.srq = srq,
 		.cap = { .max_send_wr = NBUF, .max_recv_wr = NBUF,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
@@ -277,7 +282,7 @@ static void test_mcast_rules(struct env *e)
 	mgid_v4(&g1, 239, 1, 2, 4);
 	mgid_v4(&g2, 239, 1, 2, 5);
 	mgid_v4(&uni, 10, 77, 0, 9);
-	ud = ud_qp(e, e->scq, e->scq);
+	ud = ud_qp(e, e->scq, e->scq, NULL);
 	rc = ibv_create_qp(e->pd, &ia);
 	CHECK(ud && rc);
 	if (!ud || !rc)
@@ -300,7 +305,7 @@ static void test_mcast_rules(struct env *e)
 	CHECK(ibv_destroy_qp(rc) == 0);
 
 	/* a QP left attached at exit is detached by the kernel's cleanup */
-	ud = ud_qp(e, e->scq, e->scq);
+	ud = ud_qp(e, e->scq, e->scq, NULL);
 	CHECK(ud && ibv_attach_mcast(ud, &g1, 0) == 0);
 	printf("ok - multicast attach/detach rules, EBUSY on destroy\n");
 }
@@ -331,8 +336,8 @@ static int mgid_parse(union ibv_gid *g, const char *s)
  */
 static int mcast_recv(struct env *e, const union ibv_gid *mgid, int n)
 {
-	struct ibv_qp *qp[2] = { ud_qp(e, e->scq, e->rcq),
-				 ud_qp(e, e->scq, e->rcq) };
+	struct ibv_qp *qp[2] = { ud_qp(e, e->scq, e->rcq, NULL),
+				 ud_qp(e, e->scq, e->rcq, NULL) };
 	int got[2] = { 0, 0 }, spins = 0, q, i, j;
 	struct ibv_wc wc;
 
@@ -439,12 +444,139 @@ static int setup(struct env *e, const char *dev_name)
 			       e->ctx->num_comp_vectors - 1);
 	if (!e->scq || !e->rcq)
 		return -1;
-	e->tx = ud_qp(e, e->scq, e->scq);
-	e->rx = ud_qp(e, e->scq, e->rcq);
+	e->tx = ud_qp(e, e->scq, e->scq, NULL);
+	e->rx = ud_qp(e, e->scq, e->rcq, NULL);
 	e->ah = make_ah(e, &e->gid);
 	if (!e->tx || !e->rx || !e->ah)
 		return -1;
 	return post_recvs(e, e->rx, 6);
+}
+
+/* ---- hostile SRQ ring -------------------------------------------------- */
+
+/* The receive WQE the provider wrote last into @srq's ring. */
+static struct shca_recv_wqe *srq_last_wqe(struct ibv_srq *srq)
+{
+	struct shca_ring *r = &to_shca_srq(srq)->wq.ring;
+	uint32_t idx = (to_shca_srq(srq)->wq.prod - 1) & r->mask;
+
+	return (struct shca_recv_wqe *)(r->entries +
+					((size_t)idx << r->entry_shift));
+}
+
+static int srq_post_one(struct env *e, struct ibv_srq *srq, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)e->buf + NBUF * MSG,
+			       .length = MSG + 40, .lkey = e->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/* Wait for one completion on @cq; return its status, or -1. */
+static int one_wc(struct ibv_cq *cq, uint64_t *wr_id)
+{
+	struct ibv_wc wc;
+	int spins;
+
+	for (spins = 0; spins < 600000; spins++) {
+		int r = ibv_poll_cq(cq, 1, &wc);
+
+		if (r < 0)
+			return -1;
+		if (r) {
+			*wr_id = wc.wr_id;
+			return wc.status;
+		}
+		usleep(200);
+	}
+	return -1;
+}
+
+/* Wait up to EVENT_WAIT_MS for async event @want, skipping others. */
+static bool async_event_within(struct env *e, enum ibv_event_type want)
+{
+	struct pollfd p = { .fd = e->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	bool got = false;
+
+	while (!got && poll(&p, 1, EVENT_WAIT_MS) > 0) {
+		if (ibv_get_async_event(e->ctx, &ev))
+			return false;
+		got = ev.event_type == want;
+		ibv_ack_async_event(&ev);
+	}
+	return got;
+}
+
+/*
+ * One receive WQE made hostile after posting (by @spoil) meets a SEND on
+ * a fresh UD QP: it must complete with status @want and its own wr_id.
+ */
+static void srq_bad_wqe(struct env *e, struct ibv_srq *srq, struct ibv_cq *cq,
+			void (*spoil)(struct shca_recv_wqe *),
+			enum ibv_wc_status want, const char *what)
+{
+	struct ibv_qp *qp = ud_qp(e, e->scq, cq, srq);
+	uint64_t wr_id = 0;
+	int st = -1;
+
+	CHECK(qp && srq_post_one(e, srq, 0x5151) == 0);
+	if (qp) {
+		spoil(srq_last_wqe(srq));
+		CHECK(send_n(e, e->ah, qp->qp_num, 1) == 0);
+		st = one_wc(cq, &wr_id);
+		CHECK(st == (int)want && wr_id == 0x5151);
+		CHECK(ibv_destroy_qp(qp) == 0);
+	}
+	printf("%s - SRQ WQE with %s completes with %s\n",
+	       st == (int)want && wr_id == 0x5151 ? "ok" : "not ok", what,
+	       ibv_wc_status_str(want));
+}
+
+static void spoil_lkey(struct shca_recv_wqe *w)
+{
+	((struct shca_sge *)(w + 1))->lkey ^= 0x00ffff00u;
+}
+
+static void spoil_num_sge(struct shca_recv_wqe *w)
+{
+	w->num_sge = 200;
+}
+
+static void test_srq_hostile(struct env *e)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 8, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(e->pd, &sa);
+	struct ibv_cq *cq = ibv_create_cq(e->ctx, 8, NULL, NULL, 0);
+	struct ibv_qp *qp;
+	bool ev = false;
+
+	CHECK(srq && cq);
+	if (!srq || !cq)
+		return;
+	srq_bad_wqe(e, srq, cq, spoil_lkey, IBV_WC_LOC_PROT_ERR, "a bad lkey");
+	srq_bad_wqe(e, srq, cq, spoil_num_sge, IBV_WC_LOC_QP_OP_ERR,
+		    "num_sge 200");
+
+	/* a producer index no ring can have: SRQ_ERR, nothing consumed */
+	qp = ud_qp(e, e->scq, cq, srq);
+	CHECK(qp != NULL);
+	if (qp) {
+		to_shca_srq(srq)->wq.ring.ctl->prod += 100000;
+		CHECK(send_n(e, e->ah, qp->qp_num, 1) == 0);
+		ev = async_event_within(e, IBV_EVENT_SRQ_ERR);
+		CHECK(ev);
+		CHECK(ibv_destroy_qp(qp) == 0);
+	}
+	CHECK(ibv_destroy_srq(srq) == 0);
+	CHECK(ibv_destroy_cq(cq) == 0);
+	printf("%s - SRQ with a hostile producer index raises SRQ_ERR\n",
+	       ev ? "ok" : "not ok");
+	/* the device still delivers on a sane QP */
+	CHECK(send_n(e, e->ah, e->rx->qp_num, 1) == 0);
+	CHECK(reap(e->rcq, 1) == 0);
 }
 
 int main(int argc, char **argv)
@@ -459,6 +591,10 @@ int main(int argc, char **argv)
 	if (setup(&e, argv[1])) {
 		perror("setup");
 		return 1;
+	}
+	if (argc == 4 && !strcmp(argv[3], "srq-hostile")) {
+		test_srq_hostile(&e);
+		return failures ? 1 : 0;
 	}
 	if (argc == 6) {
 		union ibv_gid mgid;

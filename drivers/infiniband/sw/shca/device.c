@@ -2,7 +2,7 @@
 /*
  * shca: device and port attributes, sysfs, counters.
  *
- * Only what is implemented is advertised: no SRQ or XRC.  Memory
+ * Only what is implemented is advertised: basic SRQs, no XRC.  Memory
  * management extensions (FRWR) and memory windows of types 1 and 2B are
  * there (mr.c, mw.c).  Atomics are IB_ATOMIC_HCA: all shca atomics
  * are serialised by one lock (mem.c), but CPU accesses are not.
@@ -33,6 +33,9 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->hw_ver = 0;
 	attr->max_qp = SHCA_MAX_QP;
 	attr->max_qp_wr = SHCA_MAX_QP_WR;
+	attr->max_srq = SHCA_MAX_SRQ;
+	attr->max_srq_wr = SHCA_MAX_SRQ_WR;
+	attr->max_srq_sge = SHCA_MAX_SGE;
 	/* the RC responder generates RNR NAKs; ATOMIC WRITE where named */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_RC_RNR_NAK_GEN |

@@ -129,11 +129,13 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	WARN_ON(!xa_empty(&sdev->mrs));
 	WARN_ON(!xa_empty(&sdev->mws));
 	WARN_ON(!xa_empty(&sdev->ahs));
+	WARN_ON(!xa_empty(&sdev->srqs));
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->mrs);
 	xa_destroy(&sdev->mws);
 	xa_destroy(&sdev->ahs);
+	xa_destroy(&sdev->srqs);
 	ida_destroy(&sdev->pd_ida);
 	if (sdev->dma_dev)
 		shca_dma_dev_del(sdev);
@@ -159,7 +161,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
  * RX softirq) with the process-only ones.
  */
 static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
-	shca_mws_key, shca_ahs_key;
+	shca_mws_key, shca_ahs_key, shca_srqs_key;
 
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
@@ -171,11 +173,13 @@ static void shca_dev_init_ids(struct shca_dev *sdev)
 	xa_init_flags(&sdev->mrs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->mws, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1);
 	lockdep_set_class(&sdev->qps.xa_lock, &shca_qps_key);
 	lockdep_set_class(&sdev->cqs.xa_lock, &shca_cqs_key);
 	lockdep_set_class(&sdev->mrs.xa_lock, &shca_mrs_key);
 	lockdep_set_class(&sdev->mws.xa_lock, &shca_mws_key);
 	lockdep_set_class(&sdev->ahs.xa_lock, &shca_ahs_key);
+	lockdep_set_class(&sdev->srqs.xa_lock, &shca_srqs_key);
 	sdev->next_qpn = SHCA_GSI_QPN + 1;
 }
 
@@ -394,6 +398,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
+	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_mw = shca_dealloc_mw,
@@ -403,6 +408,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
 	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
@@ -415,14 +421,17 @@ static const struct ib_device_ops shca_dev_ops = {
 	.mmap_free = shca_mmap_free,
 	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
 	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
 	.reg_user_mr = shca_reg_user_mr,
 	.req_notify_cq = shca_req_notify_cq,
 	.rereg_user_mr = shca_rereg_user_mr,
@@ -433,6 +442,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuctx),
 };
 

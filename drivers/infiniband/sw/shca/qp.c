@@ -12,6 +12,7 @@
 
 #include "shca.h"
 #include "roce.h"
+#include "rq.h"
 
 #define SHCA_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
@@ -95,10 +96,17 @@ static int shca_qp_check_type(struct ib_device *ibdev,
 		ibdev_dbg(ibdev, "qp: type %d not supported\n", init->qp_type);
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags || init->rwq_ind_tbl) {
-		ibdev_dbg(ibdev, "qp: srq/create_flags %#x/rwq not supported\n",
+	if (init->create_flags || init->rwq_ind_tbl) {
+		ibdev_dbg(ibdev, "qp: create_flags %#x/rwq not supported\n",
 			  init->create_flags);
 		return -EOPNOTSUPP;
+	}
+	/* ibv_create_qp(3): only RC and UD QPs may take an SRQ */
+	if (init->srq && init->qp_type != IB_QPT_RC &&
+	    init->qp_type != IB_QPT_UD) {
+		ibdev_dbg(ibdev, "qp: type %d cannot use an SRQ\n",
+			  init->qp_type);
+		return -EINVAL;
 	}
 	if (!init->send_cq || !init->recv_cq) {
 		ibdev_dbg(ibdev, "qp: send and recv CQ required\n");
@@ -107,13 +115,17 @@ static int shca_qp_check_type(struct ib_device *ibdev,
 	return 0;
 }
 
+/* The receive caps are ignored for a QP with an SRQ (ibv_create_qp(3)). */
 static int shca_qp_check_cap(struct ib_device *ibdev,
-			     const struct ib_qp_cap *cap)
+			     const struct ib_qp_init_attr *init)
 {
+	const struct ib_qp_cap *cap = &init->cap;
+	bool rq = !init->srq;
+
 	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
-	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
+	    (rq && cap->max_recv_wr > SHCA_MAX_QP_WR) ||
 	    cap->max_send_sge > SHCA_MAX_SGE ||
-	    cap->max_recv_sge > SHCA_MAX_SGE ||
+	    (rq && cap->max_recv_sge > SHCA_MAX_SGE) ||
 	    cap->max_inline_data > SHCA_MAX_INLINE) {
 		ibdev_dbg(ibdev, "qp: caps wr %u/%u sge %u/%u inline %u too big\n",
 			  cap->max_send_wr, cap->max_recv_wr, cap->max_send_sge,
@@ -138,7 +150,7 @@ static int shca_qp_check(struct ib_device *ibdev,
 	if (!err)
 		err = shca_qp_check_type(ibdev, init, udata);
 	if (!err)
-		err = shca_qp_check_cap(ibdev, &init->cap);
+		err = shca_qp_check_cap(ibdev, init);
 	return err;
 }
 
@@ -184,6 +196,10 @@ static void shca_qp_set_cap(struct shca_qp *qp, struct ib_qp_cap *cap)
 	cap->max_send_sge = SHCA_MAX_SGE;
 	cap->max_recv_sge = SHCA_MAX_SGE;
 	cap->max_inline_data = SHCA_MAX_INLINE;
+	if (qp->ibqp.srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
 	qp->cap = *cap;
 	qp->sq.max_sge = cap->max_send_sge;
 	qp->rq.max_sge = cap->max_recv_sge;
@@ -197,7 +213,7 @@ static int shca_qp_alloc_rings(struct shca_dev *sdev, struct shca_qp *qp,
 
 	err = shca_ring_alloc(&qp->sq.ring, sdev->dma_dev, qp->cap.max_send_wr,
 			      SHCA_SQ_ENTRY_SHIFT, uctx);
-	if (err)
+	if (err || qp->ibqp.srq)
 		return err;
 	err = shca_ring_alloc(&qp->rq.ring, sdev->dma_dev, qp->cap.max_recv_wr,
 			      SHCA_RQ_ENTRY_SHIFT, uctx);
@@ -219,12 +235,14 @@ static int shca_qp_reply(struct shca_dev *sdev, struct shca_qp *qp,
 
 	if (!udata)
 		return 0;
-	resp.comp_mask = SHCA_CREATE_QP_RESP_CMASK_SQ |
-			 SHCA_CREATE_QP_RESP_CMASK_RQ;
+	resp.comp_mask = SHCA_CREATE_QP_RESP_CMASK_SQ;
 	resp.qpn = qp->ibqp.qp_num;
 	resp.max_inline_data = qp->cap.max_inline_data;
 	shca_ring_fill_info(&qp->sq.ring, &resp.sq);
-	shca_ring_fill_info(&qp->rq.ring, &resp.rq);
+	if (!qp->ibqp.srq) {
+		resp.comp_mask |= SHCA_CREATE_QP_RESP_CMASK_RQ;
+		shca_ring_fill_info(&qp->rq.ring, &resp.rq);
+	}
 	return shca_udata_put_resp(&sdev->ibdev, udata, &resp, sizeof(resp));
 }
 
@@ -510,8 +528,10 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if ((mask & IB_QP_STATE) && (attr->qp_state == IB_QPS_RTS ||
 					     attr->qp_state == IB_QPS_ERR))
 			shca_qp_kick(qp);
-		if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET)
+		if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET) {
 			shca_qp_quiesce(qp);
+			WRITE_ONCE(qp->last_wqe_sent, false);
+		}
 		return 0;
 	}
 err_out:
@@ -538,6 +558,7 @@ int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->qp_context = ibqp->qp_context;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
 	init->qp_type = ibqp->qp_type;
 	init->cap = qp->cap;
 	init->sq_sig_type = qp->sq_sig_type;
@@ -579,33 +600,6 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return shca_post_send_kernel(qp, wr, bad_wr);
 }
 
-/* Write one receive WQE at the private producer index; rq_lock held. */
-static int shca_post_one_recv(struct shca_qp *qp, const struct ib_recv_wr *wr)
-{
-	struct shca_ring *ring = &qp->rq.ring;
-	struct shca_recv_wqe *wqe;
-	u32 cons;
-
-	lockdep_assert_held(&qp->rq_lock);
-	if (wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge)
-		return -EINVAL;
-	/* pairs with the consumer's release of cons: slots are free */
-	cons = smp_load_acquire(&ring->ctl->cons);
-	if (!shca_ring_idx_valid(ring->kprod, cons, ring->entries))
-		return -EIO;
-	if (shca_ring_idx_full(ring->kprod, cons, ring->entries))
-		return -ENOMEM;
-
-	wqe = shca_ring_entry(ring, ring->kprod);
-	wqe->wr_id = wr->wr_id;
-	wqe->num_sge = wr->num_sge;
-	wqe->reserved_96 = 0;
-	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
-			  wr->num_sge);
-	ring->kprod++;
-	return 0;
-}
-
 /*
  * Post receives on a kernel QP (ib_mad's GSI QP among others).  User QPs
  * post through their mapped RQ instead.
@@ -621,14 +615,14 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	if (qp->user && !wr)
 		return 0;	/* receives need no doorbell */
-	if (qp->user || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	if (qp->user || ibqp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		err = -EINVAL;
 		goto out;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	for (; wr; wr = wr->next) {
-		err = shca_post_one_recv(qp, wr);
+		err = shca_rwqe_push(ring, wr, qp->rq.max_sge);
 		if (err) {
 			*bad_wr = wr;
 			break;

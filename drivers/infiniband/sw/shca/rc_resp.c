@@ -374,7 +374,7 @@ static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 	resp->sge_idx = 0;
 	resp->sge_off = 0;
 	resp->rcv_len = 0;
-	if (resp->wqe->hdr.num_sge > qp->rq.max_sge) {
+	if (resp->wqe->hdr.num_sge > shca_rq_max_sge(qp)) {
 		shca_resp_complete_err(qp, IB_WC_LOC_QP_OP_ERR);
 		p->local_err = true;
 		return SHCA_RV_NAK_OP;
@@ -389,7 +389,7 @@ static enum shca_resp_verdict shca_resp_scatter(struct shca_qp *qp,
 	struct shca_resp *resp = &qp->resp;
 	struct shca_sge_cursor cur = {
 		.sdev = shca_resp_sdev(qp),
-		.pd = qp->ibqp.pd,
+		.pd = shca_rq_pd(qp),
 		.sge = resp->wqe->sge,
 		.num_sge = resp->wqe->hdr.num_sge,
 		.idx = resp->sge_idx,

@@ -199,14 +199,17 @@ void shca_rcv(struct sk_buff *skb)
 	ib_device_put(&sdev->ibdev);
 }
 
-/*
- * Take the WQE at the RQ consumer index into @w.
- * Return: 0, -ENOENT if the RQ is empty, -EIO if the ring is broken.
- * Context: RQ engine.
+/**
+ * shca_rwqe_pop - copy the receive WQE at a ring's consumer index
+ * @ring: an RQ or SRQ ring; its single consumer is the caller
+ * @w: filled with a private copy of the WQE
+ * @left: set to the number of WQEs left in the ring
+ *
+ * Context: the ring's consumer (RQ engine, or srq->lock held).
+ * Return: 0, -ENOENT if the ring is empty, -EIO if it is broken.
  */
-int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
+int shca_rwqe_pop(struct shca_ring *ring, struct shca_rwqe *w, u32 *left)
 {
-	struct shca_ring *ring = &qp->rq.ring;
 	const void *slot;
 	u32 prod;
 
@@ -221,9 +224,75 @@ int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
 	memcpy(w->sge, slot + sizeof(w->hdr),
 	       min_t(u32, w->hdr.num_sge, SHCA_MAX_SGE) * sizeof(w->sge[0]));
 	ring->kcons++;
+	*left = shca_ring_count(prod, ring->kcons);
 	/* the WQE is copied out before its slot is handed back */
 	smp_store_release(&ring->ctl->cons, ring->kcons);
 	return 0;
+}
+
+/**
+ * shca_rwqe_push - write a kernel receive WR at a ring's producer index
+ * @ring: a kernel RQ or SRQ ring; the caller holds its producer lock
+ * @wr: the work request
+ * @max_sge: the queue's scatter limit
+ *
+ * The caller publishes ring->kprod once it is done.
+ * Context: any, does not sleep.
+ * Return: 0, -EINVAL for a bad SGE count, -ENOMEM if the ring is full,
+ * -EIO if it is broken.
+ */
+int shca_rwqe_push(struct shca_ring *ring, const struct ib_recv_wr *wr,
+		   u32 max_sge)
+{
+	struct shca_recv_wqe *wqe;
+	u32 cons;
+
+	if (wr->num_sge < 0 || wr->num_sge > max_sge)
+		return -EINVAL;
+	/* pairs with the consumer's release of cons: slots are free */
+	cons = smp_load_acquire(&ring->ctl->cons);
+	if (!shca_ring_idx_valid(ring->kprod, cons, ring->entries))
+		return -EIO;
+	if (shca_ring_idx_full(ring->kprod, cons, ring->entries))
+		return -ENOMEM;
+
+	wqe = shca_ring_entry(ring, ring->kprod);
+	wqe->wr_id = wr->wr_id;
+	wqe->num_sge = wr->num_sge;
+	wqe->reserved_96 = 0;
+	shca_wqe_put_sges((struct shca_sge *)(wqe + 1), wr->sg_list,
+			  wr->num_sge);
+	ring->kprod++;
+	return 0;
+}
+
+/*
+ * Take the next receive WQE of @qp, from its RQ or its SRQ.
+ * Return: 0, -ENOENT if there is none, -EIO if the ring is broken.
+ * Context: RQ engine.
+ */
+int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
+{
+	u32 left;
+
+	if (qp->ibqp.srq)
+		return shca_srq_pop(to_ssrq(qp->ibqp.srq), w);
+	return shca_rwqe_pop(&qp->rq.ring, w, &left);
+}
+
+/*
+ * The PD receive buffers are checked against: an SRQ's WQEs are the
+ * SRQ's, so its own PD.  Context: any.
+ */
+struct ib_pd *shca_rq_pd(struct shca_qp *qp)
+{
+	return qp->ibqp.srq ? qp->ibqp.srq->pd : qp->ibqp.pd;
+}
+
+/* The scatter limit of the queue @qp receives from.  Context: any. */
+u32 shca_rq_max_sge(struct shca_qp *qp)
+{
+	return qp->ibqp.srq ? to_ssrq(qp->ibqp.srq)->max_sge : qp->rq.max_sge;
 }
 
 static void shca_rq_complete(struct shca_qp *qp, struct shca_cqe *cqe,
@@ -256,7 +325,7 @@ static enum ib_wc_status shca_rx_scatter(struct shca_qp *qp,
 	struct shca_rx_cb *cb = shca_rx_cb(skb);
 	struct shca_sge_cursor cur = {
 		.sdev = to_sdev(qp->ibqp.device),
-		.pd = qp->ibqp.pd,
+		.pd = shca_rq_pd(qp),
 		.sge = w->sge,
 		.num_sge = w->hdr.num_sge,
 	};
@@ -264,7 +333,7 @@ static enum ib_wc_status shca_rx_scatter(struct shca_qp *qp,
 	u64 total;
 	int err;
 
-	if (w->hdr.num_sge > qp->rq.max_sge ||
+	if (w->hdr.num_sge > shca_rq_max_sge(qp) ||
 	    shca_sge_total(w->sge, w->hdr.num_sge, &total))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (total < SHCA_GRH_BYTES + cb->pay_len)
@@ -360,6 +429,29 @@ static void shca_rq_flush(struct shca_qp *qp)
 	}
 }
 
+/*
+ * The error state of a QP with an SRQ: the SRQ's WQEs belong to the other
+ * QPs, so nothing is flushed; once the engine has let go of its own WQE,
+ * tell the consumer that no more will be taken (IB_EVENT_QP_LAST_WQE_REACHED),
+ * once per stay in the error state.
+ * Context: RQ engine.
+ */
+static void shca_rq_last_wqe(struct shca_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+	struct ib_event ev = {
+		.device = ibqp->device,
+		.element.qp = ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (READ_ONCE(qp->last_wqe_sent))
+		return;
+	WRITE_ONCE(qp->last_wqe_sent, true);
+	if (ibqp->event_handler)
+		ibqp->event_handler(&ev, ibqp->qp_context);
+}
+
 /**
  * shca_rq_work - the receive engine of one QP
  * @work: qp->rq_work; the queuer took a QP reference for us
@@ -386,7 +478,11 @@ void shca_rq_work(struct work_struct *work)
 		again = shca_resp_batch_end(qp);
 	if (again || !skb_queue_empty(&qp->rx_queue))
 		shca_qp_queue(qp, &qp->rq_work);
-	if (READ_ONCE(qp->state) == IB_QPS_ERR && !READ_ONCE(qp->dying))
-		shca_rq_flush(qp);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR && !READ_ONCE(qp->dying)) {
+		if (qp->ibqp.srq)
+			shca_rq_last_wqe(qp);
+		else
+			shca_rq_flush(qp);
+	}
 	shca_qp_put(qp);
 }

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* shca: receive WQEs as the RX engines (rq.c, rc_resp.c) take them. */
+/*
+ * shca: receive WQEs as the RX engines (rq.c, rc_resp.c) take them from
+ * an RQ or an SRQ (srq.c).
+ */
 #ifndef SHCA_RQ_H
 #define SHCA_RQ_H
 
@@ -11,6 +14,12 @@ struct shca_rwqe {
 	struct shca_sge sge[SHCA_MAX_SGE];
 };
 
+int shca_rwqe_pop(struct shca_ring *ring, struct shca_rwqe *w, u32 *left);
+int shca_rwqe_push(struct shca_ring *ring, const struct ib_recv_wr *wr,
+		   u32 max_sge);
 int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w);
+u32 shca_rq_max_sge(struct shca_qp *qp);
+struct ib_pd *shca_rq_pd(struct shca_qp *qp);
+int shca_srq_pop(struct shca_srq *srq, struct shca_rwqe *w);
 
 #endif /* SHCA_RQ_H */

@@ -9,6 +9,8 @@
  *  - qp->state_lock (mutex): modify_qp/query_qp, serialises QP attributes.
  *  - qp->rq_lock / qp->sq_lock (spinlock, irqsave): kernel producers of a
  *    work queue.  Never taken together with another QP's locks.
+ *  - srq->lock (spinlock, irqsave): SRQ consumers (the RQ engines of the
+ *    attached QPs) and the limit; srq->prod_lock: kernel SRQ producers.
  *  - cq->lock (spinlock, irqsave): CQ ring consumer side, notify state,
  *    ring swap on resize.
  *  - mw->lock (spinlock) -> mr->lock (spinlock): MR translation fields
@@ -66,6 +68,8 @@
 #define SHCA_KEY_IS_MW(key)	(!!((key) & (SHCA_MW_INDEX_BASE << 8)))
 #define SHCA_MAX_AH		65536
 #define SHCA_MAX_SGE		12
+#define SHCA_MAX_SRQ		4096
+#define SHCA_MAX_SRQ_WR		SHCA_MAX_QP_WR
 #define SHCA_MAX_RD_ATOM	128
 #define SHCA_GID_TBL_LEN	128
 #define SHCA_PKEY_DEFAULT	0xffff
@@ -131,6 +135,8 @@ struct shca_dev {
 	struct xarray mws;		/* key index -> shca_mw */
 	atomic_t num_mw;
 	struct xarray ahs;		/* ah_handle -> shca_ah */
+	struct xarray srqs;		/* srqn -> shca_srq */
+	atomic_t num_srq;
 	u32 next_qpn;
 	u32 next_cqn;
 	atomic_t mr_key_gen;
@@ -243,6 +249,19 @@ struct shca_wq {
 	u32 max_sge;
 };
 
+/* A basic shared receive queue (srq.c). */
+struct shca_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;		/* consumers: ring.kcons, limit, broken */
+	spinlock_t prod_lock;		/* kernel producers: ring.kprod */
+	struct shca_ring ring;		/* entries == max_wr */
+	u32 max_sge;
+	u32 srqn;
+	u32 limit;			/* armed when non-zero */
+	bool broken;			/* IB_EVENT_SRQ_ERR was sent */
+	bool user;
+};
+
 struct shca_qp {
 	struct ib_qp ibqp;
 	struct kref ref;
@@ -256,8 +275,10 @@ struct shca_qp {
 	enum ib_sig_type sq_sig_type;
 	bool user;
 	bool dying;			/* destroy started: drop traffic */
+	/* SRQ: IB_EVENT_QP_LAST_WQE_REACHED sent in this error state */
+	bool last_wqe_sent;
 	struct shca_wq sq;
-	struct shca_wq rq;
+	struct shca_wq rq;		/* no ring with an SRQ */
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct mutex sq_engine;		/* one SQ engine run at a time */
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
@@ -313,6 +334,11 @@ static inline struct shca_mw *to_smw(struct ib_mw *ibmw)
 static inline struct shca_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct shca_cq, ibcq);
+}
+
+static inline struct shca_srq *to_ssrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct shca_srq, ibsrq);
 }
 
 static inline struct shca_qp *to_sqp(struct ib_qp *ibqp)
@@ -509,6 +535,16 @@ struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_put(struct shca_qp *qp);
 void shca_qp_queue(struct shca_qp *qp, struct work_struct *work);
 void shca_qp_set_error(struct shca_qp *qp);
+
+/* srq.c */
+int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 
 /* sq.c */
 void shca_sq_work(struct work_struct *work);
