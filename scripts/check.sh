@@ -99,7 +99,7 @@ run_all() {
 		# The datapath on the debug kernel (KASAN, lockdep, kmemleak,
 		# UBSAN, DEBUG_ATOMIC_SLEEP), with the module run-kunit.sh built.
 		vm_stage e2e-debug "$LOGS/e2e-debug.log" \
-			env SHCA_E2E_SUITES="lifecycle ud rc srq mw rc-resp-fuzz" \
+			env SHCA_E2E_SUITES="lifecycle ud rc srq hostile mw rc-resp-fuzz" \
 			scripts/vm-run --kernel test --timeout 2400 \
 			--out "$LOGS/vm-e2e-debug" -- scripts/e2e/run.sh
 	fi

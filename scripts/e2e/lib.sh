@@ -142,6 +142,33 @@ build_prog() {
 	fi
 }
 
+# solo_setup DEV VETH ADDR GIDPAT: one shca device DEV in init_net on a
+# fresh veth VETH (its peer VETHp stays idle) with IPv4 address ADDR/24;
+# wait until it is ACTIVE with the GID matching GIDPAT.  `ip link del VETH`
+# undoes the veth.
+solo_setup() {
+	modprobe shca &&
+	ip link add "$2" type veth peer name "${2}p" &&
+	ip link set "$2" up && ip link set "${2}p" up &&
+	ip addr add "$3/24" dev "$2" &&
+	rdma link add "$1" type shca netdev "$2" &&
+	wait_for 90 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" &&
+	wait_for 90 sh -c "grep -q '$4' /sys/class/infiniband/$1/ports/1/gids/*"
+}
+
+# tap_relay FILE: turn a test program's "ok - X" / "not ok - X" lines in
+# FILE into this suite's TAP lines; anything else becomes a comment.
+tap_relay() {
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" "see above" ;;
+		*) echo "# $line" ;;
+		esac
+	done <"$1"
+}
+
 # tail1 FILE: the last lines of FILE on one line, for failure messages.
 tail1() {
 	tail -n "${2:-3}" "$1" 2>/dev/null | tr '\n' ' '

@@ -9,7 +9,7 @@ rc=0
 echo "# e2e on $(uname -r)"
 # The rxe suites move veth-b into init_net (rxe on 6.1 lives only there):
 # interop moves it back, rc-req-rxe and rc-resp-rxe run last.
-SUITES="lifecycle devinfo udata ud events rc srq pyverbs mw nvmeof rc-resp-fuzz interop netem"
+SUITES="lifecycle devinfo udata ud events rc srq hostile pyverbs mw nvmeof rc-resp-fuzz interop netem"
 SUITES="$SUITES rc-req-rxe rc-resp-rxe"
 # rc-req-rxe: byte-verified requester cases, clean and under netem loss
 export SHCA_TESTS=${SHCA_TESTS:-verify verifyloss}

@@ -72,11 +72,48 @@ static void shca_qp_kick(struct shca_qp *qp)
  */
 void shca_qp_set_error(struct shca_qp *qp)
 {
+	bool was_err;
+
 	mutex_lock(&qp->state_lock);
+	was_err = qp->state == IB_QPS_ERR;
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	mutex_unlock(&qp->state_lock);
+	if (was_err)
+		return;
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_QP_FATAL);
+	/*
+	 * Only on the transition: an engine that meets a broken ring calls
+	 * us again, and kicking it again would spin it forever.
+	 */
 	shca_qp_kick(qp);
+}
+
+/**
+ * shca_qp_fatal - a work queue of @qp is broken beyond completing a WQE
+ * @qp: QP whose own SQ or RQ ring holds an impossible producer index
+ *
+ * A local work queue catastrophic error: the QP moves to the error state
+ * and its consumer gets IB_EVENT_QP_FATAL, once per stay in that state
+ * (there is no WQE to carry an error completion).
+ * Context: process (an engine work item), may sleep.
+ */
+void shca_qp_fatal(struct shca_qp *qp)
+{
+	struct ib_qp *ibqp = &qp->ibqp;
+	struct ib_event ev = {
+		.device = ibqp->device,
+		.element.qp = ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+	bool first;
+
+	mutex_lock(&qp->state_lock);
+	first = !qp->fatal_sent;
+	qp->fatal_sent = true;
+	mutex_unlock(&qp->state_lock);
+	shca_qp_set_error(qp);
+	if (first && ibqp->event_handler)
+		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
 static int shca_qp_check_type(struct ib_device *ibdev,
@@ -531,6 +568,9 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET) {
 			shca_qp_quiesce(qp);
 			WRITE_ONCE(qp->last_wqe_sent, false);
+			mutex_lock(&qp->state_lock);
+			qp->fatal_sent = false;
+			mutex_unlock(&qp->state_lock);
 		}
 		return 0;
 	}

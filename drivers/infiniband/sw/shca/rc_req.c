@@ -586,7 +586,7 @@ static struct shca_req_wqe *shca_req_fetch(struct shca_qp *qp)
 	    shca_ring_count(req->fetch, ring->kcons)) {
 		ibdev_err_ratelimited(qp->ibqp.device, "qp %u: broken SQ\n",
 				      qp->ibqp.qp_num);
-		shca_qp_set_error(qp);
+		shca_qp_fatal(qp);
 		return NULL;
 	}
 	w = shca_req_wqe_at(qp, req->fetch);

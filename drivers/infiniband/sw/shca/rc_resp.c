@@ -47,6 +47,7 @@ struct shca_resp_pkt {
 	u8 *payload;
 	u32 npkts;		/* PSNs used (READ: response packets) */
 	bool local_err;		/* a receive WQE completed in error */
+	bool rq_broken;		/* the receive ring is broken */
 };
 
 static struct shca_dev *shca_resp_sdev(struct shca_qp *qp)
@@ -368,8 +369,10 @@ static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 	err = shca_rq_pop(qp, resp->wqe);
 	if (err == -ENOENT)
 		return SHCA_RV_RNR;
-	if (err)
-		return SHCA_RV_NAK_OP;	/* broken ring */
+	if (err) {
+		p->rq_broken = true;
+		return SHCA_RV_NAK_OP;
+	}
 	resp->wqe_valid = true;
 	resp->sge_idx = 0;
 	resp->sge_off = 0;
@@ -774,6 +777,8 @@ static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 		break;
 	case SHCA_RV_NAK_OP:
 		shca_rc_fatal(qp, SHCA_AETH_NAK_REM_OP, SHCA_STAT_RC_REM_OP_ERRS);
+		if (p->rq_broken)
+			shca_rq_broken(qp);
 		break;
 	}
 }
@@ -919,7 +924,9 @@ static void shca_uc_rx(struct shca_qp *qp, struct shca_resp_pkt *p)
 		resp->msg_kind = p->flags & SHCA_RESP_KIND_MASK;
 		shca_uc_drop(qp);
 	}
-	if (p->local_err)
+	if (p->rq_broken)
+		shca_rq_broken(qp);
+	else if (p->local_err)
 		shca_qp_set_error(qp);
 }
 

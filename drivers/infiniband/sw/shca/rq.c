@@ -281,6 +281,20 @@ int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
 }
 
 /*
+ * The ring @qp receives from is broken (an impossible producer index).
+ * Its own RQ is a local work queue catastrophic error (IB_EVENT_QP_FATAL);
+ * a broken SRQ has raised IB_EVENT_SRQ_ERR, and the QP just stops.
+ * Context: RQ engine.
+ */
+void shca_rq_broken(struct shca_qp *qp)
+{
+	if (qp->ibqp.srq)
+		shca_qp_set_error(qp);
+	else
+		shca_qp_fatal(qp);
+}
+
+/*
  * The PD receive buffers are checked against: an SRQ's WQEs are the
  * SRQ's, so its own PD.  Context: any.
  */
@@ -401,7 +415,7 @@ static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 		shca_stat_inc(sdev, err == -ENOENT ? SHCA_STAT_RX_NO_RECV_WQE :
 						     SHCA_STAT_RX_DROPPED);
 		if (err == -EIO)
-			shca_qp_set_error(qp);
+			shca_rq_broken(qp);
 		return;
 	}
 	cqe.wr_id = w.hdr.wr_id;

@@ -277,6 +277,8 @@ struct shca_qp {
 	bool dying;			/* destroy started: drop traffic */
 	/* SRQ: IB_EVENT_QP_LAST_WQE_REACHED sent in this error state */
 	bool last_wqe_sent;
+	/* IB_EVENT_QP_FATAL sent in this error state, under state_lock */
+	bool fatal_sent;
 	struct shca_wq sq;
 	struct shca_wq rq;		/* no ring with an SRQ */
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
@@ -535,6 +537,7 @@ struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_put(struct shca_qp *qp);
 void shca_qp_queue(struct shca_qp *qp, struct work_struct *work);
 void shca_qp_set_error(struct shca_qp *qp);
+void shca_qp_fatal(struct shca_qp *qp);
 
 /* srq.c */
 int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

@@ -280,7 +280,7 @@ static bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
 	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries)) {
 		ibdev_err_ratelimited(qp->ibqp.device, "qp %u: broken SQ\n",
 				      qp->ibqp.qp_num);
-		shca_qp_set_error(qp);
+		shca_qp_fatal(qp);
 		return true;
 	}
 	while (ring->kcons != prod) {
