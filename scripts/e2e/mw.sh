@@ -7,13 +7,7 @@ E2E_SUITE=mw
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-ip link add mw0 type veth peer name mw1
-ip link set mw0 up; ip link set mw1 up
-ip addr add 10.95.0.1/24 dev mw0
-modprobe shca
-rdma link add shca0 type shca netdev mw0
-wait_for 90 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
-wait_for 90 sh -c 'grep -q ffff:0a5f:0001 /sys/class/infiniband/shca0/ports/1/gids/*'
+check "setup shca0 on mw0" solo_setup shca0 mw0 10.95.0.1 ffff:0a5f:0001
 
 /usr/bin/python3 "$here/mw_cases.py" --dev shca0 || E2E_FAILED=$((E2E_FAILED + 1))
 binds=$(rdma statistic show link shca0/1 | tr -s ' ' '\n' |

@@ -78,13 +78,7 @@ host_connect() {
 	[ -e "/sys/class/nvme/$CTRL" ]
 }
 
-ip link add nv0 type veth peer name nv1
-ip link set nv0 up; ip link set nv1 up
-ip addr add $ADDR/24 dev nv0
-modprobe shca
-rdma link add shca0 type shca netdev nv0
-wait_for 90 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
-wait_for 90 sh -c 'grep -q ffff:0a60:0001 /sys/class/infiniband/shca0/ports/1/gids/*'
+check "setup shca0 on nv0" solo_setup shca0 nv0 "$ADDR" ffff:0a60:0001
 caps=$(ibv_devinfo -v -d shca0)
 for f in max_mw; do
 	v=$(echo "$caps" | awk -v f="$f:" '$1 == f { print $2 }')
