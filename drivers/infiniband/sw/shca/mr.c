@@ -99,6 +99,29 @@ static void shca_mr_destroy(struct shca_dev *sdev, struct shca_mr *mr)
 	kfree(mr);
 }
 
+/* Count a failed registration and turn @err into the verb's return. */
+static struct ib_mr *shca_mr_fail(struct shca_dev *sdev, int err)
+{
+	shca_stat_inc(sdev, SHCA_STAT_REG_MR_ERR);
+	return ERR_PTR(err);
+}
+
+/*
+ * Publish @mr, fully built, unless building it failed with @err; on any
+ * failure destroy it.  Context: process, may sleep.
+ */
+static struct ib_mr *shca_mr_finish(struct shca_dev *sdev, struct shca_mr *mr,
+				    int err)
+{
+	if (!err)
+		err = shca_mr_publish(sdev, mr);
+	if (err) {
+		shca_mr_destroy(sdev, mr);
+		return shca_mr_fail(sdev, err);
+	}
+	return &mr->ibmr;
+}
+
 struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
@@ -107,24 +130,13 @@ struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 
 	err = shca_mr_check_access(&sdev->ibdev, access);
 	if (err)
-		goto err_out;
+		return shca_mr_fail(sdev, err);
 	mr = shca_mr_new(sdev, access);
-	if (IS_ERR(mr)) {
-		err = PTR_ERR(mr);
-		goto err_out;
-	}
+	if (IS_ERR(mr))
+		return shca_mr_fail(sdev, PTR_ERR(mr));
 	mr->type = SHCA_MR_DMA;
 	mr->length = U64_MAX;
-	err = shca_mr_publish(sdev, mr);
-	if (err) {
-		shca_mr_destroy(sdev, mr);
-		goto err_out;
-	}
-	return &mr->ibmr;
-
-err_out:
-	shca_stat_inc(sdev, SHCA_STAT_REG_MR_ERR);
-	return ERR_PTR(err);
+	return shca_mr_finish(sdev, mr, 0);
 }
 
 static int shca_mr_check_range(struct ib_device *ibdev, u64 start,
@@ -169,17 +181,14 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!err)
 		err = shca_mr_check_access(&sdev->ibdev, access);
 	if (err)
-		goto err_out;
+		return shca_mr_fail(sdev, err);
 	umem = shca_umem_get(&sdev->ibdev, start, length, iova, access);
-	if (IS_ERR(umem)) {
-		err = PTR_ERR(umem);
-		goto err_out;
-	}
+	if (IS_ERR(umem))
+		return shca_mr_fail(sdev, PTR_ERR(umem));
 	mr = shca_mr_new(sdev, access);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
-		err = PTR_ERR(mr);
-		goto err_out;
+		return shca_mr_fail(sdev, PTR_ERR(mr));
 	}
 	mr->type = SHCA_MR_USER;
 	mr->umem = umem;
@@ -187,16 +196,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->length = length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	err = shca_mr_publish(sdev, mr);
-	if (err) {
-		shca_mr_destroy(sdev, mr);
-		goto err_out;
-	}
-	return &mr->ibmr;
-
-err_out:
-	shca_stat_inc(sdev, SHCA_STAT_REG_MR_ERR);
-	return ERR_PTR(err);
+	return shca_mr_finish(sdev, mr, 0);
 }
 
 /* Swap the translation; the old umem is returned for release. */
@@ -327,35 +327,19 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 {
 	struct shca_dev *sdev = to_sdev(ibpd->device);
 	struct shca_mr *mr;
-	int err;
 
 	if (mr_type != IB_MR_TYPE_MEM_REG) {
 		ibdev_dbg(&sdev->ibdev, "mr: type %d not supported\n", mr_type);
-		err = -EOPNOTSUPP;
-		goto err_out;
+		return shca_mr_fail(sdev, -EOPNOTSUPP);
 	}
 	if (!max_num_sg || max_num_sg > SHCA_MAX_FRMR_PAGES) {
 		ibdev_dbg(&sdev->ibdev, "mr: %u pages\n", max_num_sg);
-		err = -EINVAL;
-		goto err_out;
+		return shca_mr_fail(sdev, -EINVAL);
 	}
 	mr = shca_mr_new(sdev, 0);
-	if (IS_ERR(mr)) {
-		err = PTR_ERR(mr);
-		goto err_out;
-	}
-	err = shca_frmr_init(mr, max_num_sg);
-	if (!err)
-		err = shca_mr_publish(sdev, mr);
-	if (err) {
-		shca_mr_destroy(sdev, mr);
-		goto err_out;
-	}
-	return &mr->ibmr;
-
-err_out:
-	shca_stat_inc(sdev, SHCA_STAT_REG_MR_ERR);
-	return ERR_PTR(err);
+	if (IS_ERR(mr))
+		return shca_mr_fail(sdev, PTR_ERR(mr));
+	return shca_mr_finish(sdev, mr, shca_frmr_init(mr, max_num_sg));
 }
 
 static int shca_frmr_set_page(struct ib_mr *ibmr, u64 addr)
