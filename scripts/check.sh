@@ -75,6 +75,9 @@ vm_stage() {
 		pass "check: $name"
 	else
 		grep -v -E '^(ok|not ok) - ' "$log" | tail -n 150 | sed 's/^/#   /'
+		# Repeat the verdict last, where a truncated log still shows it.
+		grep -a -E '^not ok - |^vm-run: FAILED|^# e2e: failed suites' "$log" |
+			tail -n 20 | sed 's/^/# why: /'
 		fail "check: $name (exit $rc)"
 	fi
 }

@@ -20,6 +20,22 @@ check() {
 	fi
 }
 
+# exits_ok NAME CMD...: run CMD with its output shown (a test program that
+# prints its own cases); one more case, NAME, passes when it exits 0, so
+# a crash or an exception never fails a suite without a "not ok" line.
+exits_ok() {
+	local name=$1 rc
+	shift
+	"$@"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		ok "$name"
+	else
+		not_ok "$name" "'$1' exited with status $rc"
+	fi
+	return $rc
+}
+
 # check_fails NAME CMD...: the case passes when CMD exits non-zero.
 check_fails() {
 	local name=$1

@@ -47,7 +47,12 @@ case " $* " in "  " | *" test_rdmacm "*) must=(--must-run tests.test_rdmacm) ;; 
 rc=0
 /usr/bin/python3 "$here/pyverbs-run.py" --dev shca0 \
 	--needs "$here/pyverbs-needs.txt" --compare "$rxe_rec" \
-	"${must[@]}" "$@" || rc=1
+	"${must[@]}" "$@" || rc=$?
+if [ $rc -eq 0 ]; then
+	ok "pyverbs-run.py exits 0"
+else
+	not_ok "pyverbs-run.py exits 0" "status $rc"
+fi
 rdma link delete shca0
 modprobe -r shca
 echo "# pyverbs: shca0 took $((SECONDS - start)) s"

@@ -3,6 +3,7 @@
 # IPv4 socket in netns shca-b -> shca0 in shca-a); passes if nothing
 # oopses or WARNs.  SHCA_FUZZ_N packets (default 3000), SHCA_FUZZ_SEED.
 set -u
+E2E_SUITE=rc-resp-fuzz
 A="ip netns exec shca-a"; B="ip netns exec shca-b"
 . scripts/e2e/lib.sh
 modprobe shca
@@ -10,8 +11,8 @@ $A rdma link add shca0 type shca netdev veth-a
 wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 for f in /sys/class/infiniband/shca0/ports/1/gids/*; do grep -q ffff:0a4d:0001 $f && grep -q "RoCE v2" /sys/class/infiniband/shca0/ports/1/gid_attrs/types/${f##*/} && ga=${f##*/}; done
-$B timeout 900 /usr/bin/python3 scripts/e2e/rc_resp_fuzz.py shca0 $ga; res=$?
+exits_ok "rc_resp_fuzz.py exits 0" $B timeout 900 /usr/bin/python3 scripts/e2e/rc_resp_fuzz.py shca0 "$ga"
 rdma statistic show link shca0/1 | tr ' ' '\n' | grep -A1 -E "^(rc_|rx_|tx_|qp_fatal|uc_)" | paste - - | grep -v "	0$" | tr '\n' ' '; echo
 $A rdma link delete shca0
-modprobe -r shca || res=1
-exit $res
+check "module unloads" modprobe -r shca
+e2e_finish

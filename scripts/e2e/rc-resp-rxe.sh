@@ -4,6 +4,7 @@
 # operation byte for byte.  Runs inside the VM (scripts/vm-run topology).
 # It moves veth-b into init_net (rxe on 6.1 works only there): run it last.
 set -u
+E2E_SUITE=rc-resp-rxe
 . "$(dirname "$0")/lib.sh"
 A="ip netns exec shca-a"
 modprobe shca
@@ -13,18 +14,18 @@ modprobe rdma_rxe; rdma link add rxe0 type rxe netdev veth-b
 wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
-res=0
 for v in "ffff:0a4d:0001 ffff:0a4d:0002" \
 	"fd77:0000:0000:0000:0000:0000:0000:0001 fd77:0000:0000:0000:0000:0000:0000:0002"; do
 	set -- $v
 	wait_for 60 sh -c "grep -q '$2' /sys/class/infiniband/rxe0/ports/1/gids/*"
-	ga=$(rdma_gid shca0 "$1") && gb=$(rdma_gid rxe0 "$2") || { echo "not ok - rc-resp: no GID $v"; res=1; continue; }
+	ga=$(rdma_gid shca0 "$1") && gb=$(rdma_gid rxe0 "$2") || { not_ok "GIDs $v" "missing"; continue; }
 	echo "# GIDs $1 $2"
-	timeout 600 /usr/bin/python3 scripts/e2e/rc_resp_rxe.py rxe0 shca0 "$gb" "$ga" || res=1
+	exits_ok "rc_resp_rxe.py exits 0 ($1)" \
+		timeout 600 /usr/bin/python3 scripts/e2e/rc_resp_rxe.py rxe0 shca0 "$gb" "$ga"
 done
 rdma statistic show link shca0/1
 rdma link delete rxe0 || true
-veth_b_to_netns || res=1
-$A rdma link delete shca0
-modprobe -r shca || res=1
-exit $res
+check "veth-b back in shca-b" veth_b_to_netns
+check "rdma link delete shca0" $A rdma link delete shca0
+check "module unloads" modprobe -r shca
+e2e_finish

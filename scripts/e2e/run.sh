@@ -6,6 +6,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export TMPDIR=${TMPDIR:-/tmp}
 rc=0
+failed=
 echo "# e2e on $(uname -r)"
 # The rxe suites move veth-b into init_net (rxe on 6.1 lives only there):
 # interop moves it back, rc-req-rxe and rc-resp-rxe run last.
@@ -15,7 +16,11 @@ SUITES="$SUITES rc-req-rxe rc-resp-rxe"
 export SHCA_TESTS=${SHCA_TESTS:-verify verifyloss}
 for s in ${SHCA_E2E_SUITES:-$SUITES}; do
 	start=$SECONDS
-	"$here/$s.sh" || rc=1
+	if ! "$here/$s.sh"; then
+		rc=1
+		failed="$failed $s"
+	fi
 	echo "# suite $s took $((SECONDS - start)) s"
 done
+[ $rc -eq 0 ] || echo "# e2e: failed suites:${failed}"
 exit $rc

@@ -67,7 +67,7 @@ fi
 pair_teardown
 
 check "setup shca9 on srq0" solo_setup shca9 srq0 10.96.0.1 ffff:0a60:0001
-/usr/bin/python3 "$here/srq_cases.py" --dev shca9 || E2E_FAILED=$((E2E_FAILED + 1))
+exits_ok "srq_cases.py exits 0" /usr/bin/python3 "$here/srq_cases.py" --dev shca9
 
 check "rdma link delete" rdma link delete shca9
 ip link del srq0

@@ -6,6 +6,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 . "$repo/scripts/e2e/lib.sh"
+E2E_SUITE=events
 A="ip netns exec shca-a"
 
 
@@ -26,7 +27,8 @@ if [ -w "$ev" ]; then
 	echo >$tr/trace
 	echo 1 >"$ev" && traced=1
 fi
-$A timeout 600 "$repo/providers/shca/build/vm_events" shca0 "$g" "$@"
+exits_ok "vm_events exits 0" \
+	$A timeout 600 "$repo/providers/shca/build/vm_events" shca0 "$g" "$@"
 rc=$?
 if [ $traced = 1 ]; then
 	echo 0 >"$ev"
@@ -88,8 +90,12 @@ mcast_data() {
 		kill -0 $mrx 2>/dev/null || break
 		sleep 2
 	done
-	$A timeout 600 "$ev" shca0 "$3" mcast-send "$1" 8 || rc=1
-	wait $mrx || rc=1
+	exits_ok "mcast-send $1 exits 0" \
+		$A timeout 600 "$ev" shca0 "$3" mcast-send "$1" 8 || rc=1
+	if ! wait $mrx; then
+		not_ok "mcast-recv $1 exits 0" "see its output below"
+		rc=1
+	fi
 	cat "$log"
 }
 mcast_data 239.1.2.6 "$(rdma_gid shca1 "ffff:0a4d:0002")" "$g"
