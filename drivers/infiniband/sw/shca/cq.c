@@ -426,9 +426,9 @@ static void shca_cq_raise(struct shca_cq *cq)
 	if (cq->dying)
 		return;
 	if (cpu_online(cq->comp_cpu))
-		queue_work_on(cq->comp_cpu, system_highpri_wq, &cq->comp_work);
+		queue_work_on(cq->comp_cpu, shca_comp_wq, &cq->comp_work);
 	else
-		queue_work(system_highpri_wq, &cq->comp_work);
+		queue_work(shca_comp_wq, &cq->comp_work);
 }
 
 /* Has the moderation threshold been reached?  cq->lock held. */
@@ -475,7 +475,7 @@ static enum hrtimer_restart shca_cq_mod_timer(struct hrtimer *timer)
 
 /*
  * Deliver the completion event.  Context: process, a bound kworker of
- * the completion vector's CPU (system_highpri_wq), BHs disabled around
+ * the completion vector's CPU (shca_comp_wq), BHs disabled around
  * the handler so softirq-based pollers (irq_poll) run on the way out.
  */
 static void shca_cq_comp_work(struct work_struct *work)

@@ -39,6 +39,7 @@ static const struct ib_device_ops shca_dev_ops;
 
 /* Runs the per-QP engines (SQ and RQ work items). */
 struct workqueue_struct *shca_wq;
+struct workqueue_struct *shca_comp_wq;
 
 /* The driver-owned device and its instance number. */
 struct shca_dma_dev {
@@ -461,9 +462,20 @@ static int __init shca_init(void)
 				  WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!shca_wq)
 		return -ENOMEM;
+	/*
+	 * Completion events: per-CPU (bound) so an event runs on its
+	 * vector's CPU; WQ_MEM_RECLAIM for the same reason as shca_wq, as
+	 * QP destroy flushes a queued event.
+	 */
+	shca_comp_wq = alloc_workqueue("shca_comp", WQ_HIGHPRI | WQ_MEM_RECLAIM,
+				       0);
+	if (!shca_comp_wq) {
+		err = -ENOMEM;
+		goto err_wq;
+	}
 	err = shca_net_init();
 	if (err)
-		goto err_wq;
+		goto err_comp_wq;
 	err = register_netdevice_notifier(&shca_netdev_nb);
 	if (err)
 		goto err_net;
@@ -472,6 +484,8 @@ static int __init shca_init(void)
 
 err_net:
 	shca_net_exit();
+err_comp_wq:
+	destroy_workqueue(shca_comp_wq);
 err_wq:
 	destroy_workqueue(shca_wq);
 	return err;
@@ -516,6 +530,7 @@ static void __exit shca_exit(void)
 	/* Fence for unregistrations queued or running elsewhere. */
 	wait_event(shca_exit_wq, shca_all_gone());
 	shca_net_exit();
+	destroy_workqueue(shca_comp_wq);
 	destroy_workqueue(shca_wq);
 }
 

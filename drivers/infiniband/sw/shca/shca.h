@@ -438,6 +438,7 @@ enum ib_port_state shca_port_state(struct shca_dev *sdev);
 
 /* main.c */
 extern struct workqueue_struct *shca_wq;
+extern struct workqueue_struct *shca_comp_wq;
 
 /* net.c */
 int shca_net_init(void);
