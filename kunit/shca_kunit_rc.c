@@ -2,7 +2,7 @@
 /*
  * KUnit: the RC requester's pure decisions (rc_req.c) - retransmit
  * timeout, RNR timer table, retry accounting, ACK ranges, AETH
- * syndromes and segmentation.
+ * syndromes, segmentation and the adaptive send window.
  */
 #include <kunit/test.h>
 #include <linux/time64.h>
@@ -149,6 +149,52 @@ static void shca_rc_test_npkts(struct kunit *test)
 			1U << 19);
 }
 
+static void shca_rc_test_window(struct kunit *test)
+{
+	struct shca_rc_win win;
+	u32 i;
+
+	/* a fresh connection may fill the whole window at once */
+	shca_rc_win_reset(&win);
+	KUNIT_EXPECT_EQ(test, win.cur, (u32)SHCA_REQ_MAX_UNACKED);
+	shca_rc_win_grow(&win, 1000);
+	KUNIT_EXPECT_EQ(test, win.cur, (u32)SHCA_REQ_MAX_UNACKED);
+
+	/* a sequence NAK halves it, and so does the next one */
+	shca_rc_win_loss(&win, false);
+	KUNIT_EXPECT_EQ(test, win.cur, 64U);
+	KUNIT_EXPECT_EQ(test, win.ssthresh, 64U);
+	shca_rc_win_loss(&win, false);
+	KUNIT_EXPECT_EQ(test, win.cur, 32U);
+
+	/* above ssthresh: one PSN per full window acknowledged */
+	shca_rc_win_grow(&win, 31);
+	KUNIT_EXPECT_EQ(test, win.cur, 32U);
+	shca_rc_win_grow(&win, 1);
+	KUNIT_EXPECT_EQ(test, win.cur, 33U);
+	KUNIT_EXPECT_EQ(test, win.acc, 0U);
+
+	/* never below the floor, however many losses */
+	for (i = 0; i < 20; i++)
+		shca_rc_win_loss(&win, false);
+	KUNIT_EXPECT_EQ(test, win.cur, (u32)SHCA_REQ_MIN_WIN);
+
+	/* a timeout restarts from the floor and doubles up to ssthresh */
+	shca_rc_win_reset(&win);
+	shca_rc_win_loss(&win, true);
+	KUNIT_EXPECT_EQ(test, win.cur, (u32)SHCA_REQ_MIN_WIN);
+	KUNIT_EXPECT_EQ(test, win.ssthresh, 64U);
+	shca_rc_win_grow(&win, SHCA_REQ_MIN_WIN);
+	KUNIT_EXPECT_EQ(test, win.cur, 2U * SHCA_REQ_MIN_WIN);
+	shca_rc_win_grow(&win, 1000);
+	KUNIT_EXPECT_EQ(test, win.cur, 64U);
+
+	/* and back to the maximum, never beyond it */
+	for (i = 0; i < 100; i++)
+		shca_rc_win_grow(&win, 128);
+	KUNIT_EXPECT_EQ(test, win.cur, (u32)SHCA_REQ_MAX_UNACKED);
+}
+
 static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_rto),
 	KUNIT_CASE(shca_rc_test_rnr_table),
@@ -158,6 +204,7 @@ static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_ack_wrap),
 	KUNIT_CASE(shca_rc_test_aeth),
 	KUNIT_CASE(shca_rc_test_npkts),
+	KUNIT_CASE(shca_rc_test_window),
 	{}
 };
 

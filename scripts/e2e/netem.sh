@@ -72,6 +72,14 @@ else
 	not_ok "$MIB MiB WRITE+SEND stream under netem" "tc qdisc add netem $NETEM failed"
 fi
 $A tc -s qdisc show dev veth-a | sed 's/^/# veth-a: /'
+# How the loss was recovered: go-back-N retransmits, timeouts and NAKs.
+if [ "$DRV" = shca ]; then
+	for d in "$DA" "$DB"; do
+		rdma statistic show link "$d/1" | awk -v d="$d" '
+			{ for (i = 1; i < NF; i++) if ($i ~ /^rc_(retransmits|timeouts|seq_naks|dup_requests)/) s = s " " $i " " $(i + 1) }
+			END { print "# " d ":" s }'
+	done
+fi
 $B tc -s qdisc show dev veth-b | sed 's/^/# veth-b: /'
 $A tc qdisc del dev veth-a root
 $B tc qdisc del dev veth-b root

@@ -10,7 +10,8 @@
  * The timers only set a bit in req.events and queue sq_work; an armed
  * timer holds a QP reference.
  *
- * Flow control: at most SHCA_REQ_MAX_UNACKED PSNs unacknowledged, at most
+ * Flow control: at most req.win.cur PSNs unacknowledged (an adaptive
+ * window of SHCA_REQ_MIN_WIN..SHCA_REQ_MAX_UNACKED, see rc_req.h), at most
  * max(1, max_rd_atomic) READ/atomic requests outstanding (0 is treated
  * as 1, so a QP that never set it can still read), and a FENCE WQE waits
  * until every earlier READ/atomic has completed.
@@ -137,6 +138,57 @@ enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome)
 u32 shca_rc_npkts(u32 len, u32 mtu, bool read)
 {
 	return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+
+/**
+ * shca_rc_win_reset - the window of a fresh connection: fully open
+ * @win: window
+ */
+void shca_rc_win_reset(struct shca_rc_win *win)
+{
+	win->cur = SHCA_REQ_MAX_UNACKED;
+	win->ssthresh = SHCA_REQ_MAX_UNACKED;
+	win->acc = 0;
+}
+
+/**
+ * shca_rc_win_grow - @acked more PSNs were acknowledged
+ * @win: window
+ * @acked: newly acknowledged PSNs
+ *
+ * Below ssthresh the window grows by @acked (doubling per round trip),
+ * above it by one PSN per full window acknowledged; never beyond
+ * SHCA_REQ_MAX_UNACKED.
+ */
+void shca_rc_win_grow(struct shca_rc_win *win, u32 acked)
+{
+	if (win->cur >= SHCA_REQ_MAX_UNACKED)
+		return;
+	if (win->cur < win->ssthresh) {
+		win->cur = min3(win->cur + acked, win->ssthresh,
+				(u32)SHCA_REQ_MAX_UNACKED);
+		return;
+	}
+	win->acc += acked;
+	while (win->acc >= win->cur && win->cur < SHCA_REQ_MAX_UNACKED) {
+		win->acc -= win->cur;
+		win->cur++;
+	}
+}
+
+/**
+ * shca_rc_win_loss - a loss was detected
+ * @win: window
+ * @timeout: by the retransmit timer (else by a sequence NAK)
+ *
+ * ssthresh becomes half the window; a NAK continues from there, a
+ * timeout restarts from SHCA_REQ_MIN_WIN.
+ */
+void shca_rc_win_loss(struct shca_rc_win *win, bool timeout)
+{
+	win->ssthresh = max_t(u32, win->cur / 2, SHCA_REQ_MIN_WIN);
+	win->cur = timeout ? SHCA_REQ_MIN_WIN : win->ssthresh;
+	win->acc = 0;
 }
 
 /* ---- timers ---- */
@@ -314,6 +366,7 @@ void shca_req_advance(struct shca_qp *qp, u32 una)
 
 	if (!shca_psn_after(una, req->una))
 		return;
+	shca_rc_win_grow(&req->win, shca_psn_mask(una - req->una));
 	req->una = una;
 	req->retry_left = READ_ONCE(qp->attr.retry_cnt);
 	req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
@@ -401,6 +454,8 @@ void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 		return;
 	shca_req_rewind(qp, idx, shca_psn_mask(psn -
 			shca_req_wqe_at(qp, idx)->first_psn));
+	if (guarded)	/* a sequence NAK or an out-of-order response */
+		shca_rc_win_loss(&req->win, false);
 	req->gb_armed = true;
 	req->gb_psn = psn;
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_RETRANSMITS);
@@ -818,6 +873,16 @@ static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
 }
 
 /*
+ * AckReq at least every SHCA_REQ_ACKREQ_EVERY packets and twice per
+ * window, so that a responder that acknowledges only on request (rxe)
+ * keeps a small window moving.
+ */
+static u32 shca_req_ackreq_every(const struct shca_req *req)
+{
+	return clamp_t(u32, req->win.cur / 2, 1, SHCA_REQ_ACKREQ_EVERY);
+}
+
+/*
  * Send the next packet of @w (a whole READ request counts as one).
  * Return: true if it went out, false if flow control holds it.
  * Context: SQ engine.
@@ -834,10 +899,11 @@ static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 		n = w->npkts - k;
 	/* a READ larger than the window may go alone */
 	inflight = shca_psn_mask(req->psn - req->una);
-	if (rc && inflight && inflight + n > SHCA_REQ_MAX_UNACKED)
+	if (rc && inflight && inflight + n > req->win.cur)
 		return false;
 	ackreq = rc && (k + n == w->npkts ||
-			++req->since_ackreq >= SHCA_REQ_ACKREQ_EVERY);
+			++req->since_ackreq >= shca_req_ackreq_every(req) ||
+			inflight + n >= req->win.cur);
 	if (ackreq)
 		req->since_ackreq = 0;
 	err = shca_req_xmit(qp, w, k, ackreq);
@@ -1009,6 +1075,7 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 			      IB_WC_RETRY_EXC_ERR);
 		return;
 	}
+	shca_rc_win_loss(&req->win, true);
 	shca_req_go_back(qp, req->una, false);
 	shca_req_arm_rto(qp);
 }
@@ -1112,6 +1179,7 @@ int shca_req_init(struct shca_qp *qp)
 				GFP_KERNEL);
 	if (!qp->req.wqes)
 		return -ENOMEM;
+	shca_rc_win_reset(&qp->req.win);
 	timer_setup(&qp->req.rto_timer, shca_req_rto_fn, 0);
 	timer_setup(&qp->req.rnr_timer, shca_req_rnr_fn, 0);
 	return 0;
@@ -1128,6 +1196,7 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->psn = attr->sq_psn & 0xffffff;
 		req->una = req->psn;
 		req->next_psn = req->psn;
+		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)
 		req->retry_left = attr->retry_cnt;

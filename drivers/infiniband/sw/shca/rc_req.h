@@ -7,6 +7,7 @@
 #include <linux/types.h>
 
 #define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
+#define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
 #define SHCA_REQ_ACKREQ_EVERY	16	/* AckReq at least every N packets */
 #define SHCA_REQ_RNR_INFINITE	7	/* rnr_retry value: retry forever */
 
@@ -17,6 +18,18 @@ enum shca_req_event {
 };
 
 struct shca_req_wqe;
+
+/*
+ * Adaptive send window, in PSNs.  Go-back-N resends everything in flight
+ * after a loss, so the window halves on every sequence NAK and falls to
+ * SHCA_REQ_MIN_WIN on a timeout; it doubles per round trip below
+ * @ssthresh and then grows by one PSN per window acknowledged.
+ */
+struct shca_rc_win {
+	u32 cur;		/* PSNs that may be unacknowledged */
+	u32 ssthresh;		/* end of the doubling phase */
+	u32 acc;		/* PSNs acknowledged towards the next +1 */
+};
 
 /*
  * Requester state.  Everything but @events and the timers themselves is
@@ -35,6 +48,7 @@ struct shca_req {
 	u32 since_ackreq;	/* packets sent since the last AckReq */
 	u32 rnr_psn;		/* where to resume after the RNR wait */
 	u32 gb_psn;		/* last go-back-N target (while gb_armed) */
+	struct shca_rc_win win;	/* adaptive send window (PSNs) */
 	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
 	unsigned long events;	/* SHCA_REQ_EV_* bits */
 	u8 retry_left;
@@ -68,5 +82,8 @@ bool shca_rc_retry_take(u8 *left, bool infinite);
 enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una, u32 next_psn);
 enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome);
 u32 shca_rc_npkts(u32 len, u32 mtu, bool read);
+void shca_rc_win_reset(struct shca_rc_win *win);
+void shca_rc_win_grow(struct shca_rc_win *win, u32 acked);
+void shca_rc_win_loss(struct shca_rc_win *win, bool timeout);
 
 #endif /* SHCA_RC_REQ_H */
