@@ -10,6 +10,11 @@ if [ -z "$tarball" ]; then
 fi
 stamp=$(stat -c %Y-%s "$tarball")
 dir=$CACHE/linux-source-6.1
+# Two callers at once (make checkpatch beside make check) must not unpack
+# into the same directory: the second waits for the first.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/linux-source-6.1.lock"
+flock 9
 if [ "$(cat "$dir/.shca-stamp" 2>/dev/null)" != "$stamp" ]; then
 	rm -rf "$dir" "$dir.tmp"
 	mkdir -p "$dir.tmp"
