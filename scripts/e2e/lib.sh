@@ -36,6 +36,13 @@ exits_ok() {
 	return $rc
 }
 
+# dev_stat DEV NAME: the value of counter NAME of DEV's port 1, as
+# `rdma statistic` shows it (empty if there is no such counter).
+dev_stat() {
+	rdma statistic show link "$1/1" | tr -s ' ' '\n' |
+		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
+}
+
 # check_fails NAME CMD...: the case passes when CMD exits non-zero.
 check_fails() {
 	local name=$1

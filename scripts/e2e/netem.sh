@@ -75,9 +75,11 @@ $A tc -s qdisc show dev veth-a | sed 's/^/# veth-a: /'
 # How the loss was recovered: go-back-N retransmits, timeouts and NAKs.
 if [ "$DRV" = shca ]; then
 	for d in "$DA" "$DB"; do
-		rdma statistic show link "$d/1" | awk -v d="$d" '
-			{ for (i = 1; i < NF; i++) if ($i ~ /^rc_(retransmits|timeouts|seq_naks|dup_requests)/) s = s " " $i " " $(i + 1) }
-			END { print "# " d ":" s }'
+		s=
+		for n in rc_retransmits rc_timeouts rc_seq_naks_rcvd rc_seq_naks_sent rc_dup_requests; do
+			s="$s $n $(dev_stat "$d" "$n")"
+		done
+		echo "# $d:$s"
 	done
 fi
 $B tc -s qdisc show dev veth-b | sed 's/^/# veth-b: /'

@@ -33,11 +33,6 @@ nvme_ns() {
 	return 1
 }
 
-# stat_of NAME: an shca0 counter from `rdma statistic`.
-stat_of() {
-	rdma statistic show link shca0/1 | tr -s ' ' '\n' |
-		awk -v n="$1" 'prev == n { print; exit } { prev = $0 }'
-}
 
 target_setup() {
 	local s=$CFG/subsystems/$NQN
@@ -151,12 +146,12 @@ fi
 # FRWR really was used: registrations, and invalidations (remote by the
 # target's SEND_WITH_INV or local by the host), none of them failed.
 if [ -n "$ns" ]; then
-	regs=$(stat_of fast_regs)
-	invs=$(( $(stat_of remote_invs) + $(stat_of local_invs) ))
-	echo "# fast_regs $regs remote_invs $(stat_of remote_invs) local_invs $(stat_of local_invs)"
+	regs=$(dev_stat shca0 fast_regs)
+	invs=$(( $(dev_stat shca0 remote_invs) + $(dev_stat shca0 local_invs) ))
+	echo "# fast_regs $regs remote_invs $(dev_stat shca0 remote_invs) local_invs $(dev_stat shca0 local_invs)"
 	if [ "$regs" -gt 0 ]; then ok "IB_WR_REG_MR used ($regs)"; else not_ok "IB_WR_REG_MR used" "fast_regs $regs"; fi
 	if [ "$invs" -gt 0 ]; then ok "MRs invalidated ($invs)"; else not_ok "MRs invalidated" "0"; fi
-	expect_eq "no failed memory operation" "$(stat_of mem_op_errs)" 0
+	expect_eq "no failed memory operation" "$(dev_stat shca0 mem_op_errs)" 0
 fi
 
 if [ -n "$CTRL" ]; then

@@ -14,10 +14,6 @@ B="ip netns exec shca-b"
 T=300
 
 
-# stat DEV NAME: one hardware counter of port 1.
-stat() {
-	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -n 1
-}
 
 # pingpong NAME GIDPAT_B GIDPAT_A [client args...]: server on shca1, client on shca0.
 pingpong() {
@@ -61,12 +57,12 @@ check "ibv_ud_pingpong to the device's own address" \
 	$B timeout $T ibv_ud_pingpong -d shca1 -g "$gb" -c -n 20 -s 512 127.0.0.1
 wait $srv || not_ok "own-address server" "$(tail -n 2 "$TMPDIR/ud-self.log" | tr '\n' ' ')"
 
-expect_eq "tx_packets counted" "$( [ "$(stat shca0 tx_packets)" -gt 0 ] && echo yes)" yes
-expect_eq "rx_packets counted" "$( [ "$(stat shca1 rx_packets)" -gt 0 ] && echo yes)" yes
+expect_eq "tx_packets counted" "$( [ "$(dev_stat shca0 tx_packets)" -gt 0 ] && echo yes)" yes
+expect_eq "rx_packets counted" "$( [ "$(dev_stat shca1 rx_packets)" -gt 0 ] && echo yes)" yes
 
 # Malformed packets from a plain UDP socket: dropped and counted.
-icrc0=$(stat shca1 rx_bad_icrc)
-mal0=$(stat shca1 rx_malformed)
+icrc0=$(dev_stat shca1 rx_bad_icrc)
+mal0=$(dev_stat shca1 rx_malformed)
 $A python3 - <<'PY'
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -78,9 +74,9 @@ s.sendto(bth + deth + b"abcd" + b"\0\0\0\0", ("10.77.0.2", 4791))
 s.sendto(b"\x64\0\xff\xff\0\0\0\1", ("10.77.0.2", 4791))
 PY
 wait_for 90 sh -c "[ \"\$(rdma statistic show link shca1/1 | tr ' ' '\n' | grep -A1 -x rx_bad_icrc | tail -n1)\" -gt $icrc0 ]"
-expect_eq "bad ICRC dropped and counted" "$(stat shca1 rx_bad_icrc)" $((icrc0 + 1))
+expect_eq "bad ICRC dropped and counted" "$(dev_stat shca1 rx_bad_icrc)" $((icrc0 + 1))
 wait_for 90 sh -c "[ \"\$(rdma statistic show link shca1/1 | tr ' ' '\n' | grep -A1 -x rx_malformed | tail -n1)\" -gt $mal0 ]"
-expect_eq "truncated BTH dropped and counted" "$(stat shca1 rx_malformed)" $((mal0 + 1))
+expect_eq "truncated BTH dropped and counted" "$(dev_stat shca1 rx_malformed)" $((mal0 + 1))
 
 # RDMA CM over UD (GSI QP1, ib_cm, rdma_cm in the kernel).
 if command -v udaddy >/dev/null; then
