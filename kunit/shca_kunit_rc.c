@@ -48,29 +48,73 @@ static void shca_rc_test_rnr_monotonic(struct kunit *test)
 				shca_rc_rnr_ns(code - 1));
 }
 
-static void shca_rc_test_retry(struct kunit *test)
-{
-	u8 left = 2;
+/* Far more than any finite budget: 3-bit attributes allow at most 7. */
+#define SHCA_TEST_MANY_RETRIES	10000U
 
-	KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&left, false));
-	KUNIT_EXPECT_EQ(test, left, 1);
-	KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&left, false));
-	KUNIT_EXPECT_EQ(test, left, 0);
-	/* exhausted: fail, and stay at 0 */
-	KUNIT_EXPECT_FALSE(test, shca_rc_retry_take(&left, false));
-	KUNIT_EXPECT_EQ(test, left, 0);
-	/* retry_cnt 0: the first timeout already fails */
-	left = 0;
-	KUNIT_EXPECT_FALSE(test, shca_rc_retry_take(&left, false));
-	/* rnr_retry 7 means forever and is not consumed */
-	left = 7;
-	KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&left, true));
-	KUNIT_EXPECT_EQ(test, left, 7);
+/*
+ * Take retries from @r the way the requester does on every timeout or
+ * RNR NAK until it refuses one (the QP's error) or @max were granted.
+ */
+static unsigned int shca_test_retries(struct shca_rc_retry *r,
+				      unsigned int max)
+{
+	unsigned int n = 0;
+
+	while (n < max && shca_rc_retry_take(r))
+		n++;
+	return n;
+}
+
+static void shca_rc_test_retry_cnt(struct kunit *test)
+{
+	struct shca_rc_retry r;
+	u8 cnt;
+
+	/* retry_cnt 0..7: exactly that many retries, then the error */
+	for (cnt = 0; cnt <= 7; cnt++) {
+		shca_rc_retry_init_cnt(&r, cnt);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    shca_test_retries(&r, SHCA_TEST_MANY_RETRIES),
+				    (unsigned int)cnt, "retry_cnt %u", cnt);
+		/* exhausted stays exhausted */
+		KUNIT_EXPECT_FALSE_MSG(test, shca_rc_retry_take(&r),
+				       "retry_cnt %u", cnt);
+	}
+
 	/* retry_cnt 7 is seven retries, not infinite */
-	left = 7;
-	while (shca_rc_retry_take(&left, false))
-		;
-	KUNIT_EXPECT_EQ(test, left, 0);
+	shca_rc_retry_init_cnt(&r, 7);
+	for (cnt = 0; cnt < 7; cnt++)
+		KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&r));
+	KUNIT_EXPECT_FALSE(test, shca_rc_retry_take(&r));
+
+	/* forward progress reloads the full budget */
+	shca_rc_retry_init_cnt(&r, 3);
+	KUNIT_EXPECT_EQ(test, shca_test_retries(&r, 2), 2U);
+	shca_rc_retry_init_cnt(&r, 3);
+	KUNIT_EXPECT_EQ(test, shca_test_retries(&r, SHCA_TEST_MANY_RETRIES),
+			3U);
+}
+
+static void shca_rc_test_rnr_retry(struct kunit *test)
+{
+	struct shca_rc_retry r;
+	u8 cnt;
+
+	/* rnr_retry 0..6: exactly that many retries, then the error */
+	for (cnt = 0; cnt < SHCA_REQ_RNR_INFINITE; cnt++) {
+		shca_rc_retry_init_rnr(&r, cnt);
+		KUNIT_EXPECT_EQ_MSG(test,
+				    shca_test_retries(&r, SHCA_TEST_MANY_RETRIES),
+				    (unsigned int)cnt, "rnr_retry %u", cnt);
+		KUNIT_EXPECT_FALSE_MSG(test, shca_rc_retry_take(&r),
+				       "rnr_retry %u", cnt);
+	}
+
+	/* rnr_retry 7 is forever: thousands of RNR NAKs never exhaust it */
+	shca_rc_retry_init_rnr(&r, 7);
+	KUNIT_EXPECT_EQ(test, shca_test_retries(&r, SHCA_TEST_MANY_RETRIES),
+			SHCA_TEST_MANY_RETRIES);
+	KUNIT_EXPECT_TRUE(test, shca_rc_retry_take(&r));
 }
 
 static void shca_rc_test_ack_classify(struct kunit *test)
@@ -199,7 +243,8 @@ static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_rto),
 	KUNIT_CASE(shca_rc_test_rnr_table),
 	KUNIT_CASE(shca_rc_test_rnr_monotonic),
-	KUNIT_CASE(shca_rc_test_retry),
+	KUNIT_CASE(shca_rc_test_retry_cnt),
+	KUNIT_CASE(shca_rc_test_rnr_retry),
 	KUNIT_CASE(shca_rc_test_ack_classify),
 	KUNIT_CASE(shca_rc_test_ack_wrap),
 	KUNIT_CASE(shca_rc_test_aeth),

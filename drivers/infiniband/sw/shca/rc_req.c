@@ -60,19 +60,40 @@ u64 shca_rc_rnr_ns(u8 code)
 }
 
 /**
+ * shca_rc_retry_init_cnt - the timeout retry budget of a QP
+ * @r: budget to (re)load
+ * @retry_cnt: the QP attribute; every value, 7 included, is a count
+ */
+void shca_rc_retry_init_cnt(struct shca_rc_retry *r, u8 retry_cnt)
+{
+	r->left = retry_cnt;
+	r->infinite = false;
+}
+
+/**
+ * shca_rc_retry_init_rnr - the RNR NAK retry budget of a QP
+ * @r: budget to (re)load
+ * @rnr_retry: the QP attribute; SHCA_REQ_RNR_INFINITE (7) retries forever
+ */
+void shca_rc_retry_init_rnr(struct shca_rc_retry *r, u8 rnr_retry)
+{
+	r->left = rnr_retry;
+	r->infinite = rnr_retry == SHCA_REQ_RNR_INFINITE;
+}
+
+/**
  * shca_rc_retry_take - consume one retry if any is left
- * @left: retries left; decremented on success unless @infinite
- * @infinite: rnr_retry == 7
+ * @r: budget; @r->left is decremented on success unless @r->infinite
  *
  * Return: true to retry, false when the retries are exhausted.
  */
-bool shca_rc_retry_take(u8 *left, bool infinite)
+bool shca_rc_retry_take(struct shca_rc_retry *r)
 {
-	if (infinite)
+	if (r->infinite)
 		return true;
-	if (!*left)
+	if (!r->left)
 		return false;
-	(*left)--;
+	r->left--;
 	return true;
 }
 
@@ -368,8 +389,8 @@ void shca_req_advance(struct shca_qp *qp, u32 una)
 		return;
 	shca_rc_win_grow(&req->win, shca_psn_mask(una - req->una));
 	req->una = una;
-	req->retry_left = READ_ONCE(qp->attr.retry_cnt);
-	req->rnr_left = READ_ONCE(qp->attr.rnr_retry);
+	shca_rc_retry_init_cnt(&req->retry, READ_ONCE(qp->attr.retry_cnt));
+	shca_rc_retry_init_rnr(&req->rnr, READ_ONCE(qp->attr.rnr_retry));
 	req->gb_armed = false;
 	shca_req_skip_acked(qp);
 	if (req->una == req->next_psn)
@@ -472,9 +493,8 @@ void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code)
 {
 	struct shca_req *req = &qp->req;
-	bool inf = READ_ONCE(qp->attr.rnr_retry) == SHCA_REQ_RNR_INFINITE;
 
-	if (!shca_rc_retry_take(&req->rnr_left, inf)) {
+	if (!shca_rc_retry_take(&req->rnr)) {
 		shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons),
 			      IB_WC_RNR_RETRY_EXC_ERR);
 		return;
@@ -1069,8 +1089,8 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 	ibdev_dbg(qp->ibqp.device,
 		  "qp %u: timeout una %#x next %#x psn %#x retries %u\n",
 		  qp->ibqp.qp_num, req->una, req->next_psn, req->psn,
-		  req->retry_left);
-	if (!shca_rc_retry_take(&req->retry_left, false)) {
+		  req->retry.left);
+	if (!shca_rc_retry_take(&req->retry)) {
 		shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons),
 			      IB_WC_RETRY_EXC_ERR);
 		return;
@@ -1199,9 +1219,9 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)
-		req->retry_left = attr->retry_cnt;
+		shca_rc_retry_init_cnt(&req->retry, attr->retry_cnt);
 	if (mask & IB_QP_RNR_RETRY)
-		req->rnr_left = attr->rnr_retry;
+		shca_rc_retry_init_rnr(&req->rnr, attr->rnr_retry);
 }
 
 /*

@@ -20,6 +20,17 @@ enum shca_req_event {
 struct shca_req_wqe;
 
 /*
+ * A retry budget loaded from a QP attribute: shca_rc_retry_init_cnt()
+ * for retry_cnt (transport retries after a local ACK timeout; 7 is seven
+ * retries), shca_rc_retry_init_rnr() for rnr_retry (retries after an RNR
+ * NAK; 7 means forever).
+ */
+struct shca_rc_retry {
+	u8 left;		/* retries left, unless @infinite */
+	bool infinite;		/* never exhausted */
+};
+
+/*
  * Adaptive send window, in PSNs.  Go-back-N resends everything in flight
  * after a loss, so the window halves on every sequence NAK and falls to
  * SHCA_REQ_MIN_WIN on a timeout; it doubles per round trip below
@@ -51,8 +62,8 @@ struct shca_req {
 	struct shca_rc_win win;	/* adaptive send window (PSNs) */
 	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
 	unsigned long events;	/* SHCA_REQ_EV_* bits */
-	u8 retry_left;
-	u8 rnr_left;
+	struct shca_rc_retry retry;	/* timeouts, from retry_cnt */
+	struct shca_rc_retry rnr;	/* RNR NAKs, from rnr_retry */
 	bool rnr_wait;		/* RNR NAK received, timer running */
 	bool gb_armed;		/* suppress repeated go-back to gb_psn */
 	struct timer_list rto_timer;
@@ -78,7 +89,9 @@ enum shca_rc_aeth_kind {
 
 u64 shca_rc_rto_ns(u8 timeout);
 u64 shca_rc_rnr_ns(u8 code);
-bool shca_rc_retry_take(u8 *left, bool infinite);
+void shca_rc_retry_init_cnt(struct shca_rc_retry *r, u8 retry_cnt);
+void shca_rc_retry_init_rnr(struct shca_rc_retry *r, u8 rnr_retry);
+bool shca_rc_retry_take(struct shca_rc_retry *r);
 enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una, u32 next_psn);
 enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome);
 u32 shca_rc_npkts(u32 len, u32 mtu, bool read);
