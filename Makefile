@@ -6,6 +6,7 @@
 #   make sparse         C=2 against both stock kernels
 #   make checkpatch     checkpatch.pl --no-tree on our sources
 #   make provider       providers/shca/build/libshca-rdmav34.so
+#   make progs          build/progs/: the test programs the e2e suites run
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
 #   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo, rping
 #   make bench          VM (6.12): shca vs rdma_rxe bandwidth/latency table
@@ -71,6 +72,10 @@ checkpatch:
 
 provider:
 	$(MAKE) -C $(TOP)/providers/shca
+
+.PHONY: progs
+progs:
+	$(MAKE) -C $(TOP)/scripts/e2e/progs
 
 check:
 	$(SCRIPTS)/check.sh

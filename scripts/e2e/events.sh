@@ -1,4 +1,4 @@
 #!/bin/bash
 # Completion vectors, CQ moderation and UD multicast: the provider's
-# vm_events program (built on the host by `make -C providers/shca vm_events`).
-exec "$(dirname "$0")/../../providers/shca/tests/vm_events.sh" "$@"
+# vm_events program (built on the host by `make -C scripts/e2e/progs`).
+exec "$(dirname "$0")/progs/vm_events.sh" "$@"

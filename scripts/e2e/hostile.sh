@@ -1,22 +1,18 @@
 #!/bin/bash
 # A process scribbles on the rings it shares with the kernel
-# (providers/shca/tests/vm_hostile.c) on shca9, alone on a veth: spoiled
+# (progs/vm_hostile.c) on shca9, alone on a veth: spoiled
 # SRQ, RQ and SQ WQEs must complete with their verbs statuses, impossible
 # producer and consumer indices must raise SRQ_ERR, QP_FATAL and CQ_ERR,
 # and random entries and indices on UD and RC QPs must leave the device
 # moving data.  The VM harness fails the run on any kernel report.
-# Runs inside the VM; build providers/shca's vm_events target first.
+# Runs inside the VM; build the programs first (make -C scripts/e2e/progs).
 #   SHCA_FUZZ_SEED, SHCA_FUZZ_ROUNDS: the fuzz's seed and length.
 set -u
 E2E_SUITE=hostile
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-bin=$here/../../providers/shca/build/vm_hostile
-if [ ! -x "$bin" ]; then
-	not_ok "vm_hostile built" "$bin missing (make -C providers/shca vm_events)"
-	exit 1
-fi
+bin=$(prog vm_hostile) || exit 1
 if solo_setup shca9 hst0 10.97.0.1 ffff:0a61:0001; then
 	ok "setup shca9 on hst0"
 else

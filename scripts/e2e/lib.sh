@@ -151,16 +151,19 @@ veth_b_to_netns() {
 	ip netns exec shca-b ip link set veth-b up
 }
 
-# build_prog NAME: compile progs/NAME.c into $TMPDIR/NAME against librdmacm
-# and libibverbs, warnings as errors; one TAP line; non-zero on failure.
-build_prog() {
-	local log=$E2E_LOGS/$1-build.log
-	if gcc -O2 -Wall -Wextra -Werror -o "$TMPDIR/$1" \
-		"$(dirname "${BASH_SOURCE[0]}")/progs/$1.c" \
-		-lrdmacm -libverbs >"$log" 2>&1; then
-		ok "build $1"
+# prog NAME: print the path of the test program NAME, built on the host by
+# `make -C scripts/e2e/progs` into $SHCA_PROGS (default <repo>/build/progs);
+# nothing is compiled in the VM.  If it is missing: a "not ok" line naming
+# that make command, and non-zero.  Use: bin=$(prog rcstream) || exit 1
+prog() {
+	local src=${BASH_SOURCE[0]} dir
+	[[ $src == */* ]] || src=./$src
+	dir=${SHCA_PROGS:-$(cd "${src%/*}/../.." && pwd)/build/progs}
+	if [ -x "$dir/$1" ]; then
+		echo "$dir/$1"
 	else
-		not_ok "build $1" "$(tail1 "$log" 5)"
+		# on stderr: the caller captures stdout
+		not_ok "program $1 built" "$dir/$1 missing (make -C scripts/e2e/progs)" >&2
 		return 1
 	fi
 }

@@ -18,9 +18,7 @@ MIB=${NETEM_MIB:-256}
 # netem refuses "reorder" without a delay: the 10% reordered packets go
 # out at once, the others 1 ms later.
 NETEM="delay 1ms loss 5% reorder 10% duplicate 1%"
-PROG=$TMPDIR/rcstream
-
-build_prog rcstream || exit 1
+PROG=$(prog rcstream) || exit 1
 
 if pair_setup "$DRV"; then
 	ok "setup $DRV pair"

@@ -11,7 +11,7 @@
 #
 # rxe goes first and records its outcomes; the shca run then fails for
 # every test that was ok on rxe and is not ok on shca (unless listed in
-# pyverbs-needs.txt), and for any RDMA CM test that skips on shca.
+# progs/pyverbs-needs.txt), and for any RDMA CM test that skips on shca.
 # Arguments (ad hoc runs): module names, e.g. test_qpex; default: all.
 set -u
 E2E_SUITE=pyverbs
@@ -28,7 +28,7 @@ rm -f "$rxe_rec"
 start=$SECONDS
 if modprobe rdma_rxe && rdma link add rxe0 type rxe netdev pv0 &&
 	wait_for 90 grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state; then
-	/usr/bin/python3 "$here/pyverbs-run.py" --dev rxe0 --baseline \
+	/usr/bin/python3 "$here/progs/pyverbs-run.py" --dev rxe0 --baseline \
 		--record "$rxe_rec" "$@"
 	rdma link delete rxe0
 	modprobe -r rdma_rxe
@@ -45,8 +45,8 @@ wait_for 90 sh -c 'grep -q ffff:0a61:0001 /sys/class/infiniband/shca0/ports/1/gi
 must=()
 case " $* " in "  " | *" test_rdmacm "*) must=(--must-run tests.test_rdmacm) ;; esac
 rc=0
-exits_ok "pyverbs-run.py exits 0" /usr/bin/python3 "$here/pyverbs-run.py" \
-	--dev shca0 --needs "$here/pyverbs-needs.txt" --compare "$rxe_rec" \
+exits_ok "pyverbs-run.py exits 0" /usr/bin/python3 "$here/progs/pyverbs-run.py" \
+	--dev shca0 --needs "$here/progs/pyverbs-needs.txt" --compare "$rxe_rec" \
 	"${must[@]}" "$@" || rc=$?
 rdma link delete shca0
 modprobe -r shca

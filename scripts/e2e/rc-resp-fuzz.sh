@@ -11,7 +11,7 @@ $A rdma link add shca0 type shca netdev veth-a
 wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
 wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
 for f in /sys/class/infiniband/shca0/ports/1/gids/*; do grep -q ffff:0a4d:0001 $f && grep -q "RoCE v2" /sys/class/infiniband/shca0/ports/1/gid_attrs/types/${f##*/} && ga=${f##*/}; done
-exits_ok "rc_resp_fuzz.py exits 0" $B timeout 900 /usr/bin/python3 scripts/e2e/rc_resp_fuzz.py shca0 "$ga"
+exits_ok "rc_resp_fuzz.py exits 0" $B timeout 900 /usr/bin/python3 scripts/e2e/progs/rc_resp_fuzz.py shca0 "$ga"
 rdma statistic show link shca0/1 | tr ' ' '\n' | grep -A1 -E "^(rc_|rx_|tx_|qp_fatal|uc_)" | paste - - | grep -v "	0$" | tr '\n' ' '; echo
 $A rdma link delete shca0
 check "module unloads" modprobe -r shca

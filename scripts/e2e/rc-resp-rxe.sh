@@ -1,6 +1,6 @@
 #!/bin/bash
 # RC/UC responder vs rdma_rxe: rxe0 (init_net) is the requester, shca0
-# (netns shca-a) the responder; scripts/e2e/rc_resp_rxe.py verifies every
+# (netns shca-a) the responder; scripts/e2e/progs/rc_resp_rxe.py verifies every
 # operation byte for byte.  Runs inside the VM (scripts/vm-run topology).
 # It moves veth-b into init_net (rxe on 6.1 works only there): run it last.
 set -u
@@ -21,7 +21,7 @@ for v in "ffff:0a4d:0001 ffff:0a4d:0002" \
 	ga=$(rdma_gid shca0 "$1") && gb=$(rdma_gid rxe0 "$2") || { not_ok "GIDs $v" "missing"; continue; }
 	echo "# GIDs $1 $2"
 	exits_ok "rc_resp_rxe.py exits 0 ($1)" \
-		timeout 600 /usr/bin/python3 scripts/e2e/rc_resp_rxe.py rxe0 shca0 "$gb" "$ga"
+		timeout 600 /usr/bin/python3 scripts/e2e/progs/rc_resp_rxe.py rxe0 shca0 "$gb" "$ga"
 done
 rdma statistic show link shca0/1
 rdma link delete rxe0 || true

@@ -10,8 +10,7 @@ E2E_SUITE=srq
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-PROG=$TMPDIR/srqcm
-build_prog srqcm || exit 1
+PROG=$(prog srqcm) || exit 1
 
 if ! pair_setup shca; then
 	not_ok "setup shca pair" "devices or RoCE v2 GIDs missing"
@@ -67,7 +66,7 @@ fi
 pair_teardown
 
 check "setup shca9 on srq0" solo_setup shca9 srq0 10.96.0.1 ffff:0a60:0001
-exits_ok "srq_cases.py exits 0" /usr/bin/python3 "$here/srq_cases.py" --dev shca9
+exits_ok "srq_cases.py exits 0" /usr/bin/python3 "$here/progs/srq_cases.py" --dev shca9
 
 check "rdma link delete" rdma link delete shca9
 ip link del srq0

@@ -1,21 +1,14 @@
 #!/bin/bash
-# The uapi contract, proven against the live driver: providers/shca/
-# build/udata_strict issues real uverbs commands with hand-made driver data
-# (comp_mask, reserved fields, short/long requests and responses, hostile
-# attributes, mmap of bad keys) and prints one TAP line per case.  Build it
-# on the host first: make -C providers/shca udata_strict.  Runs inside the VM.
+# The uapi contract, proven against the live driver: progs/udata_strict.c
+# issues real uverbs commands with hand-made driver data (comp_mask,
+# reserved fields, short/long requests and responses, hostile attributes,
+# mmap of bad keys) and prints one TAP line per case.  Built on the host by
+# make -C scripts/e2e/progs.  Runs inside the VM.
 set -u
 E2E_SUITE=udata
 . "$(dirname "$0")/lib.sh"
 
-repo=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$repo/providers/shca/build/udata_strict
-
-if [ ! -x "$bin" ]; then
-	not_ok "udata_strict built" "$bin missing (make -C providers/shca udata_strict)"
-	e2e_finish
-	exit
-fi
+bin=$(prog udata_strict) || exit 1
 
 ip link add ud0 type veth peer name ud1
 ip link set ud0 up; ip link set ud1 up

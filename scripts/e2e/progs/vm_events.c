@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * vm_events: completion vectors, CQ moderation and multicast rules on a
- * live device.  Runs in the VM (see tests/vm_events.sh):
+ * live device.  Runs in the VM (see vm_events.sh beside it):
  *
  *   vm_events DEV GID_INDEX
  *   vm_events DEV GID_INDEX mcast-recv|mcast-send GROUP COUNT

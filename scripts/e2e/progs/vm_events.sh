@@ -1,13 +1,14 @@
 #!/bin/bash
 # Completion vectors, CQ moderation and multicast (vm_events) on shca0 in
-# netns shca-a.  Runs inside the VM (scripts/vm-run topology); build
-# first with `make -C providers/shca vm_events`.
+# netns shca-a.  Runs inside the VM (scripts/vm-run topology), started by
+# scripts/e2e/events.sh; build first with `make -C scripts/e2e/progs`.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
 . "$repo/scripts/e2e/lib.sh"
 E2E_SUITE=events
 A="ip netns exec shca-a"
+bin=$(prog vm_events) || exit 1
 
 
 modprobe shca
@@ -28,7 +29,7 @@ if [ -w "$ev" ]; then
 	echo 1 >"$ev" && traced=1
 fi
 exits_ok "vm_events exits 0" \
-	$A timeout 600 "$repo/providers/shca/build/vm_events" shca0 "$g" "$@"
+	$A timeout 600 "$bin" shca0 "$g" "$@"
 rc=$?
 if [ $traced = 1 ]; then
 	echo 0 >"$ev"
@@ -80,10 +81,9 @@ mckey_run 239.1.2.3 10.77.0.2 10.77.0.1
 # shca1, verified byte for byte.  (RDMA CM has no IPv6 multicast on
 # RoCE v2, so IPv6 is covered here and not by mckey.)
 mcast_data() {
-	local ev=$repo/providers/shca/build/vm_events
 	local log=$TMPDIR/mc-rx.log i mrx
 	: >"$log"
-	$B timeout 600 "$ev" shca1 "$2" mcast-recv "$1" 8 >"$log" 2>&1 &
+	$B timeout 600 "$bin" shca1 "$2" mcast-recv "$1" 8 >"$log" 2>&1 &
 	mrx=$!
 	for i in $(seq 150); do
 		[[ "$(<"$log")" == *"ready"* ]] && break
@@ -91,7 +91,7 @@ mcast_data() {
 		sleep 2
 	done
 	exits_ok "mcast-send $1 exits 0" \
-		$A timeout 600 "$ev" shca0 "$3" mcast-send "$1" 8 || rc=1
+		$A timeout 600 "$bin" shca0 "$3" mcast-send "$1" 8 || rc=1
 	if ! wait $mrx; then
 		not_ok "mcast-recv $1 exits 0" "see its output below"
 		rc=1
