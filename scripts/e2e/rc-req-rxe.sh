@@ -49,13 +49,13 @@ readloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 1%
 	perf "ib_atomic_bw shca->rxe with loss" ib_atomic_bw -n 100 -o 16 -u ${SHCA_TMO:-14}
 	tc qdisc del dev veth-b root
 	$A tc qdisc del dev veth-a root ;;
-verify) if $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_verify.py"; else not_ok "rc_verify.py" "see above"; fi ;;
+verify) if $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_req_verify.py"; else not_ok "rc_req_verify.py" "see above"; fi ;;
 verify6) ga6=$(rdma_gid shca0 fd77:0000:0000:0000:0000:0000:0000:0001)
 	gb6=$(rdma_gid rxe0 fd77:0000:0000:0000:0000:0000:0000:0002)
 	if SHCA_VERIFY=rc $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga6 rxe0 $gb6; then ok "rc_req_verify.py IPv6"; else not_ok "rc_req_verify.py IPv6" "see above"; fi ;;
 verifyloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 1% delay 1ms
 	tc qdisc add dev veth-b root netem loss 5% reorder 10% delay 1ms
-	if SHCA_VERIFY=rc SHCA_VERIFY_LOSSY=1 $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_verify.py with loss"; else not_ok "rc_verify.py with loss" "see above"; fi
+	if SHCA_VERIFY=rc SHCA_VERIFY_LOSSY=1 $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_req_verify.py with loss"; else not_ok "rc_req_verify.py with loss" "see above"; fi
 	tc qdisc del dev veth-b root
 	$A tc qdisc del dev veth-a root ;;
 esac

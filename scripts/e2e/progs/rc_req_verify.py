@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # shca requester -> peer responder, data verified byte for byte.
-# usage: rc_verify.py REQDEV REQGID PEERDEV PEERGID
+# usage: rc_req_verify.py REQDEV REQGID PEERDEV PEERGID
 import os, sys, time, struct
 from pyverbs.device import Context
 from pyverbs.pd import PD
