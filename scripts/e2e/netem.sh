@@ -1,19 +1,27 @@
 #!/bin/bash
-# Reliability: a 256 MiB RDMA WRITE stream interleaved with SEND messages
-# over one RC connection (progs/rcstream.c, RDMA CM) arrives intact while
-# netem drops, reorders and duplicates packets on both veths.  The receiver
+# Reliability: an RDMA WRITE stream interleaved with SEND messages over one
+# RC connection (progs/rcstream.c, RDMA CM) arrives intact while netem
+# drops, reorders and duplicates packets on both veths.  The receiver
 # checks every byte against the expected pattern, and both ends compare
-# checksums of the target buffer and of the SEND payloads.  Runs inside the
-# VM.
+# checksums of the target buffer and of the SEND payloads.  On shca the
+# device counters must then show that every recovery path ran during the
+# stream: retransmissions, retransmit timeouts, sequence NAKs (sent and
+# received) and duplicate requests.  Runs inside the VM.
 #   NETEM_DRV=shca|rxe   shca (default) or rxe (one device, see pair_setup)
-#   NETEM_MIB=256        size of the stream under netem
+#   NETEM_MIB=32         size of the stream under netem (SHCA_NETEM_MIB too)
+#
+# 32 MiB is some 32000 packets of 1 KiB (RDMA CM's path MTU on the veths),
+# so about 1600 are lost: every counter above is hit many times over.  A
+# lost sequence NAK (5%) leaves the requester to its retransmit timer, as
+# the responder NAKs each gap once, and netem's 1% duplicates alone make
+# duplicate requests.
 set -u
 E2E_SUITE=netem
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 DRV=${NETEM_DRV:-shca}
-MIB=${NETEM_MIB:-256}
+MIB=${NETEM_MIB:-${SHCA_NETEM_MIB:-32}}
 [ "$DRV" = shca ] || E2E_SUITE=netem-$DRV
 # netem refuses "reorder" without a delay: the 10% reordered packets go
 # out at once, the others 1 ms later.
@@ -45,6 +53,44 @@ stream() {
 	grep -h '^rcstream sender: [0-9]' "$E2E_CLI_LOG" | sed 's/^/# /'
 }
 
+# The recovery counters of both devices, summed: recovery_stats TAG sets
+# STAT_<TAG>_<counter> for each.
+RECOVERY="rc_retransmits rc_timeouts rc_seq_naks_sent rc_seq_naks_rcvd rc_dup_requests"
+recovery_stats() {
+	local n d v sum
+	for n in $RECOVERY; do
+		sum=0
+		for d in "$DA" "$DB"; do
+			v=$(dev_stat "$d" "$n")
+			sum=$((sum + ${v:-0}))
+		done
+		printf -v "STAT_$1_$n" %s "$sum"
+	done
+}
+# recovery_cases: one case per recovery path, on the counters' growth
+# during the netem stream.
+recovery_cases() {
+	local n b a
+	declare -A grew
+	for n in $RECOVERY; do
+		b=STAT_before_$n a=STAT_after_$n
+		grew[$n]=$((${!a} - ${!b}))
+	done
+	echo "# recovery during the netem stream (both devices):$(for n in $RECOVERY; do printf ' %s +%s' "$n" "${grew[$n]}"; done)"
+	recovery_case "go-back-N retransmissions (rc_retransmits)" "${grew[rc_retransmits]}"
+	recovery_case "retransmit timeouts (rc_timeouts)" "${grew[rc_timeouts]}"
+	recovery_case "sequence NAKs sent (rc_seq_naks_sent)" "${grew[rc_seq_naks_sent]}"
+	recovery_case "sequence NAKs received (rc_seq_naks_rcvd)" "${grew[rc_seq_naks_rcvd]}"
+	recovery_case "duplicate requests answered (rc_dup_requests)" "${grew[rc_dup_requests]}"
+}
+recovery_case() {
+	if [ "$2" -gt 0 ]; then
+		ok "netem stream: $1 > 0 ($2)"
+	else
+		not_ok "netem stream: $1 > 0" "it grew by '$2'"
+	fi
+}
+
 # Warm the neighbour caches before packets start to get lost.
 $NA ping -c 2 -W 5 "$AB" >/dev/null 2>&1
 $NA ping -c 2 -W 5 "$B6" >/dev/null 2>&1
@@ -58,9 +104,11 @@ B=$NB	# veth-b is in init_net in the rxe mode
 # shellcheck disable=SC2086
 if $A tc qdisc add dev veth-a root netem $NETEM &&
 	$B tc qdisc add dev veth-b root netem $NETEM; then
+	[ "$DRV" = shca ] && recovery_stats before
 	start=$SECONDS
 	E2E_T=${NETEM_TIMEOUT:-1500} stream "$MIB MiB WRITE+SEND stream under netem $NETEM" "$MIB"
 	echo "# $MIB MiB netem run took $((SECONDS - start)) s"
+	[ "$DRV" = shca ] && recovery_stats after && recovery_cases
 	# The impairment really happened (shca's packets cross the veths).
 	if [ "$DRV" = shca ]; then
 		drops=$($A tc -s qdisc show dev veth-a | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
