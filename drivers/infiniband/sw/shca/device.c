@@ -15,7 +15,6 @@
 #include "shca.h"
 #include "roce.h"
 
-
 int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata)
 {

@@ -877,7 +877,8 @@ static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
 	req->psn = shca_psn_add(req->psn, n);
 	w->sent += n;
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
-		req->una = req->next_psn = req->psn;
+		req->next_psn = req->psn;
+		req->una = req->psn;
 		if (w->sent == w->npkts) {
 			req->cur++;
 			shca_req_retire(qp, IB_WC_SUCCESS);
@@ -1050,7 +1051,8 @@ static void shca_req_flush(struct shca_qp *qp)
 				IB_WC_WR_FLUSH_ERR);
 	}
 	shca_req_flush_ring(qp);
-	req->fetch = req->cur = ring->kcons;
+	req->cur = ring->kcons;
+	req->fetch = ring->kcons;
 }
 
 /* ---- timer expiries ---- */

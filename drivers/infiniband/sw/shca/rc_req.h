@@ -46,7 +46,7 @@ struct shca_rc_win {
  * Requester state.  Everything but @events and the timers themselves is
  * touched only inside qp->sq_work (and by shca_req_modify() before the
  * QP reaches RTS).  SQ ring indices: kcons (in the ring) <= cur <= fetch.
- * [kcons, cur) are fully sent and wait for acknowledgement, cur is being
+ * [kcons, cur) are fully sent and wait for acknowledgment, cur is being
  * sent, [cur, fetch) are copied but not (re)started.
  */
 struct shca_req {

@@ -748,6 +748,16 @@ static void shca_rc_fatal(struct shca_qp *qp, u8 syndrome,
 	shca_qp_set_error(qp);
 }
 
+/* RNR NAK the packet at ePSN, with the QP's min_rnr_timer. */
+static void shca_rc_rnr_nak(struct shca_qp *qp)
+{
+	u8 timer;
+
+	shca_resp_stat(qp, SHCA_STAT_RC_RNR_NAKS_SENT);
+	timer = READ_ONCE(qp->attr.min_rnr_timer);
+	shca_resp_send_aeth(qp, shca_resp_rnr_syndrome(timer), qp->resp.epsn);
+}
+
 /* The packet at ePSN.  Context: rq_work. */
 static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
@@ -764,9 +774,7 @@ static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 	case SHCA_RV_DROP:
 		break;
 	case SHCA_RV_RNR:
-		shca_resp_stat(qp, SHCA_STAT_RC_RNR_NAKS_SENT);
-		shca_resp_send_aeth(qp, shca_resp_rnr_syndrome(
-				READ_ONCE(qp->attr.min_rnr_timer)), resp->epsn);
+		shca_rc_rnr_nak(qp);
 		break;
 	case SHCA_RV_NAK_INV:
 		shca_rc_fatal(qp, SHCA_AETH_NAK_INV_REQ, SHCA_STAT_RC_INV_REQS);

@@ -7,6 +7,7 @@
 #ifndef SHCA_RC_RESP_LOGIC_H
 #define SHCA_RC_RESP_LOGIC_H
 
+#include <linux/bits.h>
 #include <linux/math.h>
 #include <linux/types.h>
 
@@ -26,7 +27,7 @@
 				 SHCA_OPF_READ | SHCA_OPF_ATOMIC)
 
 /* Largest message (port max_msg_sz); longer RETH lengths are invalid. */
-#define SHCA_RESP_MAX_MSG	(1U << 31)
+#define SHCA_RESP_MAX_MSG	BIT(31)
 
 /* ACK at the latest after this many unacknowledged packets. */
 #define SHCA_RESP_ACK_EVERY	16

@@ -22,6 +22,7 @@
 #define SHCA_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/hrtimer.h>
@@ -56,7 +57,7 @@
 #define SHCA_MAX_CQE		65536
 #define SHCA_MAX_PD		4096
 #define SHCA_MAX_MR		65536
-#define SHCA_MAX_MR_SIZE	(1ULL << 40)
+#define SHCA_MAX_MR_SIZE	BIT_ULL(40)
 #define SHCA_MAX_FRMR_PAGES	512	/* max_fast_reg_page_list_len */
 #define SHCA_MAX_MW		65536
 /*
