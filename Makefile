@@ -66,7 +66,7 @@ CHECKPATCH_FILES := $(MOD_SRCS)
 
 checkpatch:
 	@src=$$($(SCRIPTS)/linux-source.sh) && \
-	$$src/scripts/checkpatch.pl --no-tree --show-types -q -f \
+	$$src/scripts/checkpatch.pl --no-tree --strict --show-types -q -f \
 		$(CHECKPATCH_FILES); rc=$$?; \
 	[ $$rc -eq 0 ] && echo "checkpatch: clean"; exit $$rc
 
