@@ -8,6 +8,7 @@
 #   make provider       providers/shca/build/libshca-rdmav34.so
 #   make progs          build/progs/: the test programs the e2e suites run
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
+#   make check-full     every suite on every kernel at soak sizes (not CI)
 #   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo, rping
 #   make bench          VM (6.12): shca vs rdma_rxe bandwidth/latency table
 #   make clean
@@ -30,7 +31,7 @@ MOD_SRCS := $(shell find $(addprefix $(TOP)/,drivers kunit include) \
 
 SHELL := /bin/bash
 
-.PHONY: all module modules-all sparse checkpatch clean provider check demo bench
+.PHONY: all module modules-all sparse checkpatch clean provider check check-full demo bench
 
 all: module
 
@@ -78,6 +79,13 @@ progs:
 	$(MAKE) -C $(TOP)/scripts/e2e/progs
 
 check:
+	$(SCRIPTS)/check.sh
+
+# Soak sizes (scripts/e2e/README): netem 1 GiB, 10^5 fuzz packets, 1000
+# hostile rounds; the seeds are printed by the suites.
+check-full:
+	SHCA_TIER=full SHCA_NETEM_MIB=$${SHCA_NETEM_MIB:-1024} \
+	SHCA_FUZZ_N=$${SHCA_FUZZ_N:-100000} SHCA_FUZZ_ROUNDS=$${SHCA_FUZZ_ROUNDS:-1000} \
 	$(SCRIPTS)/check.sh
 
 bench:

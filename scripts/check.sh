@@ -1,23 +1,50 @@
 #!/bin/bash
-# make check: build, static checks, KUnit in the test-kernel VM, and the
-# end-to-end suite in the stock Debian 6.1 and 6.12 VMs.
+# make check (tier "check", what CI runs) and make check-full (tier "full",
+# SHCA_TIER=full: every suite on every kernel at soak sizes).
 #
-# Every stage and every in-VM test case counts as one test; the last line is
-# "N passed, N failed".  Logs go to build/check/.
+# Host stages first, several at once: the two stock-kernel module builds
+# (with sparse, C=2), the provider and its host tests, the in-VM test
+# programs, checkpatch, and the DKMS and vm-run self-checks when their
+# inputs changed.  Meanwhile the KUnit/KASAN test kernel builds at low
+# priority if it is not cached.  Then one VM boot per kernel runs the
+# steps scripts/e2e/matrix lists for it: 6.1 (the demo among them), 6.12,
+# and the test kernel (KUnit first, then the suites that pay off under
+# KASAN, lockdep, kmemleak and UBSAN).
 #
-# Environment: SHCA_CHECK_ONLY="stage ..." runs a subset (e.g. "e2e-6.1").
+# Every stage and every in-VM case counts as one test; case names carry
+# their stage ("e2e-6.12: srq: ...").  A planned suite that never ran
+# (the VM died, hung or the deadline came) counts as failed.  Each stage's
+# and suite's wall time is printed, then the total and the closing line
+# "N passed, N failed, N skipped".  Logs go to build/check/ (build/check-full/).
+#
+# Environment:
+#   SHCA_CHECK_ONLY="stage ..."  run a subset (e.g. "e2e-6.1"; VM stages
+#                                need their module build stage too)
+#   SHCA_CHECK_DEADLINE=SECS     overall deadline (default 4800, below CI's
+#                                5400; 0 = none, the default for check-full)
+#   SHCA_E2E_SUITES="..."        override the matrix's suites (ad hoc runs)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-LOGS=$top/build/check
-mkdir -p "$LOGS"
+TIER=${SHCA_TIER:-check}
+case "$TIER" in
+check) LOGS=$top/build/check; deadline=${SHCA_CHECK_DEADLINE:-4800} ;;
+full) LOGS=$top/build/check-full; deadline=${SHCA_CHECK_DEADLINE:-0} ;;
+*) echo "check.sh: SHCA_TIER must be check or full" >&2; exit 2 ;;
+esac
+CACHE=${SHCA_CACHE:-$HOME/.cache/shca}
+rm -rf "$LOGS"
+mkdir -p "$LOGS" "$CACHE/stamps"
+T0=$SECONDS
 PASS=0
 FAIL=0
 SKIP=0
 FAILED_NAMES=()
+TIMES=()
 
 pass() { PASS=$((PASS + 1)); echo "ok - $1"; }
 fail() { FAIL=$((FAIL + 1)); FAILED_NAMES+=("$1"); echo "not ok - $1"; }
+took() { TIMES+=("$(printf '%6d s  %s' "$2" "$1")"); echo "# time: $1 $2 s"; }
 
 want() {
 	[ -z "${SHCA_CHECK_ONLY:-}" ] && return 0
@@ -25,96 +52,283 @@ want() {
 	return 1
 }
 
-# stage NAME CMD...: one pass/fail, output in $LOGS/NAME.log
+# left: seconds before the deadline (a large number when there is none).
+left() {
+	[ "$deadline" -gt 0 ] || { echo 999999; return; }
+	echo $((deadline - (SECONDS - T0)))
+}
+
+# report NAME RC SECS: one pass/fail line for a host stage and its log tail.
+report() {
+	local name=$1 rc=$2
+	took "$name" "$3"
+	if [ "$rc" = 0 ]; then
+		pass "check: $name"
+	else
+		tail -n 60 "$LOGS/$name.log" | sed 's/^/#   /'
+		fail "check: $name (exit $rc)"
+	fi
+}
+
+# stage NAME CMD...: run a host stage now; output in $LOGS/NAME.log.
 stage() {
 	local name=$1 start rc
 	shift
 	want "$name" || return 0
+	if [ "$(left)" -lt 60 ]; then
+		fail "check: $name (not run: past the deadline)"
+		return 1
+	fi
 	start=$SECONDS
 	echo "# stage $name: $*"
-	"$@" > "$LOGS/$name.log" 2>&1
+	"$@" >"$LOGS/$name.log" 2>&1
 	rc=$?
-	echo "# stage $name: exit $rc after $((SECONDS - start)) s"
-	if [ $rc -eq 0 ]; then
-		pass "check: $name"
-	else
-		tail -n 60 "$LOGS/$name.log" | sed 's/^/#   /'
-		fail "check: $name"
-	fi
+	report "$name" $rc $((SECONDS - start))
 	return $rc
 }
 
+# bg NAME CMD...: start a host stage in the background; `collect NAME`
+# waits for it and reports it.  Used for stages that can overlap.
+BG=()
+bg() {
+	local name=$1
+	shift
+	want "$name" || return 0
+	echo "# stage $name (background): $*"
+	(
+		start=$SECONDS
+		"$@" >"$LOGS/$name.log" 2>&1
+		echo "$? $((SECONDS - start))" >"$LOGS/$name.rc"
+	) &
+	BG+=("$name")
+}
+collect() {
+	local name rc secs
+	for name in "${BG[@]}"; do
+		wait_rc_file "$name"
+		read -r rc secs <"$LOGS/$name.rc"
+		report "$name" "$rc" "$secs"
+	done
+	BG=()
+}
+wait_rc_file() {
+	while [ ! -s "$LOGS/$1.rc" ]; do
+		wait -n 2>/dev/null || sleep 1
+	done
+}
+
+# stamped NAME KEY CMD...: a stage that only runs when KEY (a hash of its
+# inputs) changed since it last passed.
+stamped() {
+	local name=$1 key=$2 stampf
+	shift 2
+	want "$name" || return 0
+	stampf=$CACHE/stamps/$name-$key
+	if [ -f "$stampf" ]; then
+		pass "check: $name (inputs unchanged since it passed, key $key)"
+		return 0
+	fi
+	stage "$name" "$@" && touch "$stampf"
+}
+
+# hash_of PATH...: one short hash over the contents of files and trees.
+hash_of() {
+	find "$@" -type f ! -path '*/build/*' -print0 2>/dev/null | LC_ALL=C sort -z |
+		xargs -0 sha256sum | sha256sum | cut -c1-16
+}
+
 # count_cases LOG PREFIX: add the case lines of LOG: "ok - NAME" /
-# "not ok - NAME" (e2e suites) and "ok NAME" / "not ok NAME" / "skip NAME"
-# (run-kunit.sh).  Kernel console lines carry a timestamp and never match.
+# "not ok - NAME" / "ok - NAME # SKIP" (e2e suites) and "ok NAME" /
+# "not ok NAME" / "skip NAME" (run-kunit.sh), each named PREFIX NAME.
+# Kernel console lines carry a timestamp and never match.
 count_cases() {
-	local line name
+	local line
 	while IFS= read -r line; do
 		case "$line" in
-		"ok - "*" # SKIP"*) SKIP=$((SKIP + 1)); echo "skip - ${line#ok - }" ;;
-		"ok - "*) pass "${line#ok - }" ;;
-		"not ok - "*) fail "${line#not ok - }" ;;
+		"ok - "*" # SKIP"*) SKIP=$((SKIP + 1)); echo "skip - $2${line#ok - }" ;;
+		"ok - "*) pass "$2${line#ok - }" ;;
+		"not ok - "*) fail "$2${line#not ok - }" ;;
 		"ok "*) pass "$2${line#ok }" ;;
 		"not ok "*) fail "$2${line#not ok }" ;;
 		"skip "*) SKIP=$((SKIP + 1)); echo "skip - $2${line#skip }" ;;
 		esac
-	done < <(tr -d '\r' < "$1")
+	done < <(tr -d '\r' <"$1")
 }
 
-# vm_stage NAME LOG CMD...: run a VM stage; count its cases, and the VM's
-# own verdict (kernel log clean, command status) as one more test.
-vm_stage() {
-	local name=$1 log=$2 rc
-	shift 2
-	want "$name" || return 0
-	echo "# stage $name: $*"
-	"$@" > "$log" 2>&1
+# plan_of KERNEL: the matrix's steps for KERNEL in this tier.
+plan_of() {
+	if [ -n "${SHCA_E2E_SUITES:-}" ]; then
+		echo "$SHCA_E2E_SUITES"
+		return
+	fi
+	awk -v t="$TIER" -v k="$1" '$1 == t && $2 == k { $1 = $2 = ""; print; exit }' \
+		scripts/e2e/matrix
+}
+
+# why LOG: the lines that say why a VM stage failed, repeated last where a
+# truncated log still shows them: the kernel's report (first lines, with
+# the step that was running), the failing cases and vm-run's verdict.
+why() {
+	{
+		sed -n '/^---- kernel problem lines/,/^----/p' "$1" | grep -v '^----' | head -n 12
+		sed -n '/^---- kmemleak.txt/,/^----/p' "$1" | grep -v '^----' | head -n 12
+		grep -a -E '^not ok - |^vm-run: FAILED|^# e2e: failed suites' "$1" | tail -n 20
+	} | sed 's/^/# why: /'
+}
+
+# vm_boot NAME KERNEL TIMEOUT: one VM boot running KERNEL's steps of the
+# matrix; output in $LOGS/NAME.log, "RC SECS" in $LOGS/NAME.rc (RC "late"
+# when the deadline left no time to start it).  vm_report reads both.
+vm_boot() {
+	local name=$1 kernel=$2 tmo=$3 flavour=$2 start rc
+	[ "$kernel" = debug ] && flavour=test
+	if [ "$(left)" -lt 120 ]; then
+		echo "late 0" >"$LOGS/$name.rc"
+		return
+	fi
+	[ "$tmo" -lt "$(($(left) - 60))" ] || tmo=$(($(left) - 60))
+	echo "# stage $name: kernel $flavour, timeout $tmo s, steps: $(plan_of "$kernel")"
+	start=$SECONDS
+	env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" \
+		scripts/vm-run --kernel "$flavour" --timeout "$tmo" --out "$LOGS/vm-$name" \
+		-- scripts/e2e/run.sh >"$LOGS/$name.log" 2>&1
 	rc=$?
+	echo "$rc $((SECONDS - start))" >"$LOGS/$name.rc"
+}
+
+# vm_report NAME KERNEL: count a VM stage's cases, each planned step that
+# never finished as a failure, and the VM's own verdict (kernel log clean,
+# command status) as one more case.
+vm_report() {
+	local name=$1 kernel=$2 log=$LOGS/$1.log out=$LOGS/vm-$1 rc secs s
+	want "$name" || return 0
+	read -r rc secs 2>/dev/null <"$LOGS/$name.rc" || rc=none secs=0
+	if [ "$rc" = late ] || [ "$rc" = none ]; then
+		for s in $(plan_of "$kernel"); do
+			fail "$name: $s: did not run (${rc/late/past the deadline})"
+		done
+		fail "check: $name (not run: ${rc/late/past the deadline})"
+		return
+	fi
 	count_cases "$log" "$name: "
-	if [ $rc -eq 0 ]; then
+	for s in $(plan_of "$kernel"); do
+		grep -q "^# suite $s took " "$log" ||
+			fail "$name: $s: did not run (the VM died or hung before it finished; see $log)"
+	done
+	grep -a '^# suite .* took ' "$log" | sed "s/^# suite /# time: $name: /"
+	took "$name" "$secs"
+	# The rxe baselines of the pyverbs suite, for the next run.
+	if [ -d "$out/pyverbs-baseline" ]; then
+		mkdir -p "$CACHE/pyverbs"
+		cp "$out"/pyverbs-baseline/* "$CACHE/pyverbs/" 2>/dev/null
+	fi
+	if [ "$rc" = 0 ]; then
 		pass "check: $name"
 	else
 		grep -v -E '^(ok|not ok) - ' "$log" | tail -n 150 | sed 's/^/#   /'
-		# Repeat the verdict last, where a truncated log still shows it.
-		grep -a -E '^not ok - |^vm-run: FAILED|^# e2e: failed suites' "$log" |
-			tail -n 20 | sed 's/^/# why: /'
+		why "$log"
 		fail "check: $name (exit $rc)"
 	fi
 }
 
 kdir() { (eval "$(scripts/kernel-info.sh "$1")" && echo "$KDIR"); }
 
+# build_module FLAVOUR: shca.ko for a stock kernel with W=1 and sparse on
+# every source (C=2); any compiler or sparse warning fails the stage.
+build_module() {
+	make -j"$(nproc)" module KDIR="$(kdir "$1")" BUILD="build/$1" C=2 2>&1 |
+		tee "$LOGS/build-$1.out"
+	[ "${PIPESTATUS[0]}" = 0 ] || return 1
+	! grep -E '(warning|error):' "$LOGS/build-$1.out"
+}
+
+provider() {
+	make -j"$(nproc)" -C providers/shca && make -C providers/shca check
+}
+
+dkms_key() {
+	echo "$(hash_of drivers kunit include dkms.conf Kbuild Makefile scripts/dkms-check.sh)-$(kdir 6.1 | md5sum | cut -c1-8)"
+}
+selftest_key() {
+	hash_of scripts/vm-run scripts/vm scripts/kernel-info.sh
+}
+
+# The VM boots run in two lanes at once: a TCG guest keeps less than one
+# core busy on average, so two of them share the machine's two cores well.
+# Lane A: the stock kernels, 6.1 then 6.12.  Lane B: the test kernel
+# (built meanwhile at low priority if it is not cached), KUnit first.
+lane_stock() {
+	stamped vm-selftest "$(selftest_key)" scripts/vm-run --selftest --kernel 6.1
+	want e2e-6.1 && vm_boot e2e-6.1 6.1 3000
+	want e2e-6.12 && vm_boot e2e-6.12 6.12 3000
+}
+lane_debug() {
+	local start rc
+	if want testkernel || want e2e-debug; then
+		start=$SECONDS
+		nice -n 19 scripts/testkernel.sh build >"$LOGS/testkernel.log" 2>&1
+		echo "$? $((SECONDS - start))" >"$LOGS/testkernel.rc"
+	fi
+	want e2e-debug || return 0
+	[ "$(cut -d' ' -f1 "$LOGS/testkernel.rc")" = 0 ] || return 0
+	start=$SECONDS
+	make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test >"$LOGS/build-test.log" 2>&1
+	echo "$? $((SECONDS - start))" >"$LOGS/build-test.rc"
+	[ "$(cut -d' ' -f1 "$LOGS/build-test.rc")" = 0 ] || return 0
+	vm_boot e2e-debug debug 3000
+}
+
+# report_rc NAME: report a stage that a lane ran, from $LOGS/NAME.rc.
+report_rc() {
+	local rc secs
+	want "$1" || return 0
+	if read -r rc secs 2>/dev/null <"$LOGS/$1.rc"; then
+		report "$1" "$rc" "$secs"
+	else
+		fail "check: $1 (not run)"
+	fi
+}
+
 run_all() {
 	stage deps scripts/deps.sh
-	stage build-6.1 make module KDIR="$(kdir 6.1)" BUILD=build/6.1
-	stage build-6.12 make module KDIR="$(kdir 6.12)" BUILD=build/6.12
-	stage provider make -C providers/shca
-	stage provider-udata make -C providers/shca udata_strict
-	stage provider-tests make -C providers/shca check
-	stage provider-events make -C providers/shca vm_events
-	stage dkms scripts/dkms-check.sh 6.1
-	stage sparse make sparse
-	stage checkpatch make checkpatch
-	stage vm-selftest scripts/vm-run --selftest --kernel 6.1
-	stage demo scripts/vm-run --kernel 6.1 --timeout 900 -- scripts/demo.sh
-	if stage testkernel scripts/testkernel.sh build || ! want testkernel; then
-		vm_stage kunit "$LOGS/kunit.log" scripts/run-kunit.sh
-		# The datapath on the debug kernel (KASAN, lockdep, kmemleak,
-		# UBSAN, DEBUG_ATOMIC_SLEEP), with the module run-kunit.sh built.
-		vm_stage e2e-debug "$LOGS/e2e-debug.log" \
-			env SHCA_E2E_SUITES="lifecycle ud rc srq hostile mw rc-resp-fuzz" \
-			scripts/vm-run --kernel test --timeout 2400 \
-			--out "$LOGS/vm-e2e-debug" -- scripts/e2e/run.sh
+	bg build-6.1 build_module 6.1
+	bg build-6.12 build_module 6.12
+	bg provider provider
+	bg progs make -j"$(nproc)" progs
+	bg checkpatch make checkpatch
+	# the test kernel may build during the host stages too
+	lane_debug >"$LOGS/lane-debug.out" 2>&1 &
+	local lb=$!
+	collect
+	stamped dkms "$(dkms_key)" scripts/dkms-check.sh 6.1
+	lane_stock
+	echo "# waiting for the test kernel's lane"
+	wait "$lb"
+	cat "$LOGS/lane-debug.out"
+	vm_report e2e-6.1 6.1
+	vm_report e2e-6.12 6.12
+	if want testkernel || want e2e-debug; then
+		report_rc testkernel
 	fi
-	for k in 6.1 6.12; do
-		vm_stage "e2e-$k" "$LOGS/e2e-$k.log" \
-			scripts/vm-run --kernel "$k" --timeout 3600 --out "$LOGS/vm-e2e-$k" \
-			-- scripts/e2e/run.sh
-	done
+	if want e2e-debug; then
+		report_rc build-test
+		vm_report e2e-debug debug
+		if [ -f "$LOGS/vm-e2e-debug/kunit-dmesg.txt" ]; then
+			scripts/run-kunit.sh --parse "$LOGS/vm-e2e-debug" >"$LOGS/kunit.log" 2>&1
+			count_cases "$LOGS/kunit.log" "kunit: "
+			grep -q '^ok ' "$LOGS/kunit.log" ||
+				fail "kunit: no KUnit case ran (see $LOGS/kunit.log)"
+		elif [[ " $(plan_of debug) " == *" kunit "* ]]; then
+			fail "kunit: no KUnit log from the test kernel's boot"
+		fi
+	fi
 }
 
 run_all
 grep -h '^# pyverbs(' "$LOGS"/e2e-*.log 2>/dev/null | sed 's/^# /# counts: /'
+echo "# times (tier $TIER):"
+printf '#   %s\n' "${TIMES[@]}"
+printf '#   %6d s  total\n' $((SECONDS - T0))
 if [ $FAIL -gt 0 ]; then
 	echo "# failed:"
 	printf '#   %s\n' "${FAILED_NAMES[@]}"

@@ -9,8 +9,8 @@ E2E_SUITE=demo
 modprobe shca
 show ip netns exec shca-a rdma link add shca0 type shca netdev veth-a
 show ip netns exec shca-b rdma link add shca1 type shca netdev veth-b
-wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
-wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca1/ports/1/state
+wait_for 60 port_active shca0
+wait_for 60 port_active shca1
 show rdma link show
 show ibv_devices
 show ibv_devinfo -d shca0
@@ -43,4 +43,4 @@ show rdma statistic show link shca0/1
 show ip netns exec shca-b rdma link delete shca1
 show ip netns exec shca-a rdma link delete shca0
 echo
-echo "demo: rping crossed the namespaces over shca"
+echo "ok - demo: rping -V crossed the namespaces over shca"

@@ -23,11 +23,14 @@
 #   --no-unload     keep the module loaded (skip modprobe -r)
 #   --out DIR       vm-run output dir (default <ko-dir>/kunit)
 #   --timeout SECS  vm-run timeout (default 900)
+#   --parse DIR     no build and no VM: parse DIR/kunit-dmesg.txt, the log
+#                   that scripts/e2e/run.sh's "kunit" step saved in the test
+#                   kernel's e2e boot (scripts/check.sh)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$here/.." && pwd -P)
 
-module=shca ko_dir=$REPO/build/test build=1 unload=1 out="" timeout=900
+module=shca ko_dir=$REPO/build/test build=1 unload=1 out="" timeout=900 parse=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--module) module=${2:?}; shift 2 ;;
@@ -36,50 +39,68 @@ while [ $# -gt 0 ]; do
 	--no-unload) unload=0; shift ;;
 	--out) out=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
+	--parse) parse=${2:?}; shift 2 ;;
 	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-kunit: unknown option $1" >&2; exit 2 ;;
 	esac
 done
-mkdir -p "$ko_dir"
-ko_dir=$(cd "$ko_dir" && pwd -P)
-out=${out:-$ko_dir/kunit}
 say() { echo "run-kunit: $*" >&2; }
 
-# 1. test kernel (cached after the first build)
-"$here/testkernel.sh" build
-eval "$("$here/kernel-info.sh" test)"
-say "test kernel $KVER, KDIR=$KDIR"
-grep -q '^CONFIG_KUNIT=y' "$KDIR/.config" || { say "test kernel lacks CONFIG_KUNIT=y"; exit 1; }
+# boot_and_load: steps 1 to 3 (test kernel, module, VM); sets out and vmrc.
+boot_and_load() {
+	mkdir -p "$ko_dir"
+	ko_dir=$(cd "$ko_dir" && pwd -P)
+	out=${out:-$ko_dir/kunit}
 
-# 2. module
-if [ "$build" = 1 ]; then
-	rel=${ko_dir#"$REPO"/}
-	say "make module KDIR=$KDIR BUILD=$rel"
-	make -C "$REPO" module KDIR="$KDIR" BUILD="$rel"
-fi
-[ -f "$ko_dir/$module.ko" ] || { say "$ko_dir/$module.ko not found"; exit 1; }
-if ! grep -qa 'kunit' "$ko_dir/$module.ko"; then
-	say "warning: $module.ko references no kunit symbols (built without CONFIG_KUNIT?)"
-fi
+	# 1. test kernel (cached after the first build)
+	"$here/testkernel.sh" build
+	eval "$("$here/kernel-info.sh" test)"
+	say "test kernel $KVER, KDIR=$KDIR"
+	grep -q '^CONFIG_KUNIT=y' "$KDIR/.config" || { say "test kernel lacks CONFIG_KUNIT=y"; exit 1; }
 
-# 3. VM
-inner=("$here/kunit/vm-inner.sh" "$module")
-[ "$unload" = 1 ] || inner+=(--no-unload)
-mkdir -p "$out"
-rm -f "$out/ktap.txt" "$out/kunit-results.txt" "$out/kunit-py.txt"
-set +e
-SHCA_KO_DIR=$ko_dir "$here/vm-run" --kernel test --no-topology --timeout "$timeout" \
-	--out "$out" -- "${inner[@]}"
-vmrc=$?
-set -e
+	# 2. module
+	if [ "$build" = 1 ]; then
+		rel=${ko_dir#"$REPO"/}
+		say "make module KDIR=$KDIR BUILD=$rel"
+		make -C "$REPO" module KDIR="$KDIR" BUILD="$rel"
+	fi
+	[ -f "$ko_dir/$module.ko" ] || { say "$ko_dir/$module.ko not found"; exit 1; }
+	if ! grep -qa 'kunit' "$ko_dir/$module.ko"; then
+		say "warning: $module.ko references no kunit symbols (built without CONFIG_KUNIT?)"
+	fi
+
+	# 3. VM
+	inner=("$here/kunit/vm-inner.sh" "$module")
+	[ "$unload" = 1 ] || inner+=(--no-unload)
+	mkdir -p "$out"
+	rm -f "$out/ktap.txt" "$out/kunit-results.txt" "$out/kunit-py.txt"
+	set +e
+	SHCA_KO_DIR=$ko_dir "$here/vm-run" --kernel test --no-topology --timeout "$timeout" \
+		--out "$out" -- "${inner[@]}"
+	vmrc=$?
+	set -e
+}
+
+if [ -n "$parse" ]; then
+	out=$(cd "$parse" && pwd -P)
+	eval "$("$here/kernel-info.sh" test)"
+	vmrc=0
+	log=$out/kunit-dmesg.txt
+	[ -s "$log" ] || { say "$log missing"; exit 1; }
+else
+	boot_and_load
+	log=
+fi
 
 # 4. parse
-if [ ! -s "$out/dmesg.txt" ]; then
+if [ -n "$log" ]; then
+	say "parsing $log"
+elif [ -s "$out/dmesg.txt" ]; then
+	log=$out/dmesg.txt
+else
 	# no dmesg (VM crashed before collecting): fall back to the serial log
 	log=$out/serial.log
 	say "no dmesg.txt, parsing $log"
-else
-	log=$out/dmesg.txt
 fi
 echo "---- KUnit results ($log) ----"
 set +e

@@ -43,6 +43,13 @@ dev_stat() {
 		awk -v n="$2" 'prev == n { print; exit } { prev = $0 }'
 }
 
+# stat_above DEV NAME MIN: counter NAME of DEV is above MIN.
+stat_above() {
+	local v
+	v=$(dev_stat "$1" "$2")
+	[ "${v:-0}" -gt "$3" ]
+}
+
 # check_fails NAME CMD...: the case passes when CMD exits non-zero.
 check_fails() {
 	local name=$1
@@ -54,26 +61,66 @@ check_fails() {
 	fi
 }
 
-# wait_for SECS CMD...: poll until CMD succeeds; TCG is slow, so be generous.
+# nap SECS: sleep without starting a process (TCG makes every fork slow):
+# a read that times out on a pipe nobody writes to.
+exec {E2E_NAP_FD}<> <(:)
+nap() {
+	read -r -t "$1" -u "$E2E_NAP_FD" _ 2>/dev/null
+	return 0
+}
+
+# wait_for SECS CMD...: poll until CMD succeeds, at most SECS seconds (TCG
+# is slow, so be generous).  The first checks come quickly, then every
+# half second; CMD may be a shell function, so a condition that needs no
+# process (see port_active, rdma_gid, tcp_listening) costs none.
 wait_for() {
-	local secs=$1 i
+	local end=$((SECONDS + $1)) t=0.05
 	shift
-	for ((i = 0; i < secs * 5; i++)); do
+	while :; do
 		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
+		[ "$SECONDS" -lt "$end" ] || return 1
+		nap "$t"
+		case $t in 0.05) t=0.1 ;; 0.1) t=0.2 ;; *) t=0.5 ;; esac
+	done
+}
+
+# port_active DEV: port 1 of DEV is ACTIVE.
+port_active() {
+	local s
+	read -r s <"/sys/class/infiniband/$1/ports/1/state" 2>/dev/null && [[ $s == *ACTIVE* ]]
+}
+
+# tcp_listening PID PORT: a TCP socket listens on PORT in the network
+# namespace of process PID (read from /proc, no process started).
+tcp_listening() {
+	_listen_rows "$2" </proc/"$1"/net/tcp || _listen_rows "$2" </proc/"$1"/net/tcp6
+}
+# _listen_rows PORT: stdin (/proc/net/tcp rows) has a listener on PORT.
+_listen_rows() {
+	local hex sl addr rem st
+	printf -v hex '%04X' "$1"
+	while read -r sl addr rem st _; do
+		[ "$st" = 0A ] && [[ $addr == *":$hex" ]] && return 0
 	done
 	return 1
 }
 
-# wait_tcp_listen NETNS_CMD PORT: until a TCP listener on PORT exists, e.g.
-# the out-of-band exchange socket of ibv_*_pingpong (18515).
+# wait_tcp_listen NETNS_CMD PORT: until a TCP listener on PORT exists in
+# NETNS_CMD's namespace ("" = init_net), e.g. the out-of-band exchange
+# socket of ibv_*_pingpong (18515).
 wait_tcp_listen() {
-	wait_for 120 sh -c "$1 ss -ltnH | grep -q ':$2 '"
+	wait_for 120 _tcp_listen_in "$1" "$2"
+}
+_tcp_listen_in() {
+	$1 cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | _listen_rows "$2"
 }
 
 # wait_cm_listen: until an RDMA CM id is listening (rdma restrack).
 wait_cm_listen() {
-	wait_for 120 sh -c 'rdma resource show cm_id | grep -q LISTEN'
+	wait_for 120 _cm_listening
+}
+_cm_listening() {
+	[[ $(rdma resource show cm_id 2>/dev/null) == *LISTEN* ]]
 }
 
 # expect_eq NAME GOT WANT
@@ -94,12 +141,14 @@ mkdir -p "$E2E_LOGS"
 # rdma_gid DEV PATTERN: the index of DEV's RoCE v2 GID whose value matches
 # PATTERN (a grep regex on the sysfs text), e.g. "ffff:0a4d:0001".
 rdma_gid() {
-	local dev=$1 pat=$2 f i
-	for f in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
-		i=${f##*/}
-		grep -q "$pat" "$f" 2>/dev/null || continue
-		grep -q "RoCE v2" /sys/class/infiniband/"$dev"/ports/1/gid_attrs/types/"$i" 2>/dev/null || continue
-		echo "$i"
+	local f g t
+	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do
+		read -r g <"$f" 2>/dev/null || continue
+		[[ $g == *$2* ]] || continue
+		read -r t <"/sys/class/infiniband/$1/ports/1/gid_attrs/types/${f##*/}" 2>/dev/null ||
+			continue
+		[ "$t" = "RoCE v2" ] || continue
+		echo "${f##*/}"
 		return 0
 	done
 	return 1
@@ -126,7 +175,7 @@ rdma_dev_add() {
 	veth-a|pv0) v4=$GID4_A; v6=$GID6_A ;;
 	*) v4=$GID4_B; v6=$GID6_B ;;
 	esac
-	wait_for 90 grep -q ACTIVE /sys/class/infiniband/"$dev"/ports/1/state &&
+	wait_for 90 port_active "$dev" &&
 	wait_for 90 rdma_gid "$dev" "$v4" &&
 	wait_for 90 rdma_gid "$dev" "$v6"
 }
@@ -178,8 +227,8 @@ solo_setup() {
 	ip link set "$2" up && ip link set "${2}p" up &&
 	ip addr add "$3/24" dev "$2" &&
 	rdma link add "$1" type shca netdev "$2" &&
-	wait_for 90 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" &&
-	wait_for 90 sh -c "grep -q '$4' /sys/class/infiniband/$1/ports/1/gids/*"
+	wait_for 90 port_active "$1" &&
+	wait_for 90 rdma_gid "$1" "$4"
 }
 
 # tap_relay FILE: turn a test program's "ok - X" / "not ok - X" lines in
@@ -206,6 +255,9 @@ e2e_selected() {
 	[ -z "${E2E_ONLY:-}" ] || echo "$1" | grep -Eq -- "$E2E_ONLY"
 }
 
+# _gone PID: process PID has exited.
+_gone() { ! kill -0 "$1" 2>/dev/null; }
+
 # pair_case NAME WAIT SRVNS SRVCMD CLINS CLICMD [CHECK]: run SRVCMD (a string,
 # word-split) in namespace SRVNS, wait for it (WAIT: "tcp:PORT" or "cm"),
 # then CLICMD in CLINS.  The case passes when both exit 0 and, if given, the
@@ -216,7 +268,7 @@ e2e_selected() {
 E2E_T=${E2E_T:-300}
 pair_case() {
 	local name=$1 wait=$2 sns=$3 scmd=$4 cns=$5 ccmd=$6 chk=${7:-}
-	local slug srv crc src=0 why i t0=$SECONDS
+	local slug srv crc src=0 why t0=$SECONDS
 	e2e_selected "$name" || return 0
 	slug=$(echo "$E2E_SUITE-$name" | tr -c 'A-Za-z0-9.\n-' '_')
 	local slog=$E2E_LOGS/$slug.srv clog=$E2E_LOGS/$slug.cli
@@ -225,16 +277,13 @@ pair_case() {
 	$sns timeout "$E2E_T" $scmd >"$slog" 2>&1 &
 	srv=$!
 	case "$wait" in
-	tcp:*) wait_tcp_listen "$sns" "${wait#tcp:}" ;;
+	tcp:*) wait_for 120 tcp_listening "$srv" "${wait#tcp:}" ;;
 	cm) wait_cm_listen ;;
 	esac
 	# shellcheck disable=SC2086
 	$cns timeout "$E2E_T" $ccmd >"$clog" 2>&1
 	crc=$?
-	for ((i = 0; i < 600; i++)); do
-		kill -0 "$srv" 2>/dev/null || break
-		sleep 0.2
-	done
+	wait_for 120 _gone "$srv"
 	if kill -0 "$srv" 2>/dev/null; then
 		kill "$srv" 2>/dev/null
 		wait "$srv" 2>/dev/null

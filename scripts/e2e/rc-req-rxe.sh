@@ -15,11 +15,11 @@ veth_b_to_init_net
 modprobe rdma_rxe; rdma link add rxe0 type rxe netdev veth-b
 modprobe shca
 $A rdma link add shca0 type shca netdev veth-a
-wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
+wait_for 60 port_active shca0
+wait_for 60 rdma_gid rxe0 ffff:0a4d:0002
+wait_for 60 rdma_gid shca0 ffff:0a4d:0001
+wait_for 60 rdma_gid shca0 fd77:0000:0000:0000:0000:0000:0000:0001
+wait_for 60 rdma_gid rxe0 fd77:0000:0000:0000:0000:0000:0000:0002
 ga=$(rdma_gid shca0 ffff:0a4d:0001); gb=$(rdma_gid rxe0 ffff:0a4d:0002)
 echo "gids $ga $gb"
 perf() {

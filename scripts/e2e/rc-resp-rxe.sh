@@ -11,13 +11,13 @@ modprobe shca
 $A rdma link add shca0 type shca netdev veth-a
 veth_b_to_init_net
 modprobe rdma_rxe; rdma link add rxe0 type rxe netdev veth-b
-wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/rxe0/ports/1/gids/*'
+wait_for 60 port_active shca0
+wait_for 60 rdma_gid shca0 ffff:0a4d:0001
+wait_for 60 rdma_gid rxe0 ffff:0a4d:0002
 for v in "ffff:0a4d:0001 ffff:0a4d:0002" \
 	"fd77:0000:0000:0000:0000:0000:0000:0001 fd77:0000:0000:0000:0000:0000:0000:0002"; do
 	set -- $v
-	wait_for 60 sh -c "grep -q '$2' /sys/class/infiniband/rxe0/ports/1/gids/*"
+	wait_for 60 rdma_gid rxe0 "$2"
 	ga=$(rdma_gid shca0 "$1") && gb=$(rdma_gid rxe0 "$2") || { not_ok "GIDs $v" "missing"; continue; }
 	echo "# GIDs $1 $2"
 	exits_ok "rc_resp_rxe.py exits 0 ($1)" \

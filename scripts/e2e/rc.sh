@@ -5,12 +5,16 @@
 # Runs inside the VM (scripts/vm-run topology).
 #   RC_DRV=shca|rxe   shca (default): shca0 <-> shca1; rxe: one rxe0 talking
 #                     to itself (see pair_setup), to check the suite itself
+# Argument "ipv4": every case over IPv4 only, one pass per path (the test
+# kernel's boot, where KASAN makes each run several times slower).
 set -u
 E2E_SUITE=rc
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 DRV=${RC_DRV:-shca}
+FAMS="4 6"
+[ "${1:-}" = ipv4 ] && FAMS=4
 [ "$DRV" = shca ] || E2E_SUITE=rc-$DRV
 
 if ! pair_setup "$DRV"; then
@@ -22,7 +26,7 @@ declare -A GA=([4]=$GA4 [6]=$GA6) GB=([4]=$GB4 [6]=$GB6)
 
 # --- ibverbs pingpongs, buffers validated (-c) ------------------------------
 for t in rc uc; do
-	for fam in 4 6; do
+	for fam in $FAMS; do
 		pair_case "ibv_${t}_pingpong -c IPv$fam" tcp:18515 \
 			"$NB" "ibv_${t}_pingpong -d $DB -g ${GB[$fam]} -c -n 200 -s 4096" \
 			"$NA" "ibv_${t}_pingpong -d $DA -g ${GA[$fam]} -c -n 200 -s 4096 $AB" pp_ok
@@ -33,9 +37,10 @@ done
 pair_case "rping -V -C 1000 IPv4" cm \
 	"$NB" "rping -s -a $AB -V -C 1000 -S 256" \
 	"$NA" "rping -c -a $AB -V -C 1000 -S 256" rping_ok
-pair_case "rping -V -C 100 IPv6" cm \
-	"$NB" "rping -s -a $B6 -V -C 100 -S 4000" \
-	"$NA" "rping -c -a $B6 -V -C 100 -S 4000" rping_ok
+[ "$FAMS" = 4 ] ||
+	pair_case "rping -V -C 100 IPv6" cm \
+		"$NB" "rping -s -a $B6 -V -C 100 -S 4000" \
+		"$NA" "rping -c -a $B6 -V -C 100 -S 4000" rping_ok
 pair_case "ucmatose" cm \
 	"$NB" "ucmatose -b $AB -c 2 -C 20" \
 	"$NA" "ucmatose -s $AB -b $AA -c 2 -C 20"
@@ -51,7 +56,7 @@ perf() {
 		"$NB" "$tool -d $DB -x ${GB[$fam]} -F $*" \
 		"$NA" "$tool -d $DA -x ${GA[$fam]} -F $* $AB" "$chk"
 }
-for fam in 4 6; do
+for fam in $FAMS; do
 	perf ib_write_bw "$fam" bw_ok -s 65536 -n 100
 	perf ib_read_bw "$fam" bw_ok -s 65536 -n 100
 	perf ib_send_bw "$fam" bw_ok -s 65536 -n 100

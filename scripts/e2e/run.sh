@@ -1,26 +1,71 @@
 #!/bin/bash
-# In-VM end-to-end driver: runs every suite and exits non-zero if any case
-# failed.  Invoked by scripts/check.sh through scripts/vm-run.
-#   SHCA_E2E_SUITES="ud rc ..." runs a subset (ad hoc runs).
+# In-VM end-to-end driver: the steps of one kernel's VM boot, in order.
+# Invoked by scripts/check.sh through scripts/vm-run.
+#
+#   SHCA_E2E_SUITES="kunit lifecycle ud ..."  the steps to run (check.sh sets
+#       it from scripts/e2e/matrix); without it, the matrix's line for this
+#       kernel and tier SHCA_E2E_TIER (check or full; default check).
+#
+# A step is a suite scripts/e2e/<name>.sh (written NAME:ARG,ARG... the
+# suite gets the ARGs as its arguments, e.g. "rc:ipv4"), or "kunit" (load and unload
+# shca.ko, whose KUnit suites run at load; the kernel log up to then is
+# saved as $SHCA_OUT/kunit-dmesg.txt for the host to parse) or "demo"
+# (scripts/demo.sh).  Before each step a marker goes to the kernel log, so
+# a kernel report can be traced to the step that caused it.  Prints
+# "# plan: ..." first and "# suite NAME took N s (exit RC)" after each step;
+# a step that exits non-zero without a "not ok" line of its own gets one.
+# Exits non-zero if any step failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
 export TMPDIR=${TMPDIR:-/tmp}
+
+plan=${SHCA_E2E_SUITES:-}
+if [ -z "$plan" ]; then
+	k=${SHCA_KFLAVOUR:-6.1}
+	[ "$k" = test ] && k=debug
+	plan=$(awk -v t="${SHCA_E2E_TIER:-check}" -v k="$k" \
+		'$1 == t && $2 == k { $1 = $2 = ""; print; exit }' "$here/matrix")
+fi
+# shellcheck disable=SC2086
+set -- $plan
+echo "# e2e on $(uname -r)"
+echo "# plan: $*"
+
+# step_kunit: the module's KUnit suites run while it loads.
+step_kunit() {
+	"$top/scripts/kunit/vm-inner.sh" shca || return 1
+	dmesg >"${SHCA_OUT:-$TMPDIR}/kunit-dmesg.txt"
+	echo "ok - kunit: shca.ko loaded (its KUnit suites ran) and unloaded"
+}
+
+# run_step NAME[:ARGS]: one step.
+run_step() {
+	local args=()
+	[[ $1 == *:* ]] && IFS=, read -r -a args <<<"${1#*:}"
+	case "$1" in
+	kunit) step_kunit ;;
+	demo) "$top/scripts/demo.sh" ;;
+	*) "$here/${1%%:*}.sh" "${args[@]}" ;;
+	esac
+}
+
 rc=0
 failed=
-echo "# e2e on $(uname -r)"
-# The rxe suites move veth-b into init_net (rxe on 6.1 lives only there):
-# interop moves it back, rc-req-rxe and rc-resp-rxe run last.
-SUITES="lifecycle devinfo udata ud events rc srq hostile pyverbs mw nvmeof rc-resp-fuzz interop netem"
-SUITES="$SUITES rc-req-rxe rc-resp-rxe"
-# rc-req-rxe: byte-verified requester cases, clean and under netem loss
-export SHCA_TESTS=${SHCA_TESTS:-verify verifyloss}
-for s in ${SHCA_E2E_SUITES:-$SUITES}; do
+out=$TMPDIR/e2e-step.out
+for s in "$@"; do
 	start=$SECONDS
-	if ! "$here/$s.sh"; then
+	echo "shca-e2e: step $s begins" >/dev/kmsg
+	run_step "$s" 2>&1 | tee "$out"
+	src=${PIPESTATUS[0]}
+	if [ "$src" != 0 ]; then
 		rc=1
 		failed="$failed $s"
+		grep -q '^not ok - ' "$out" ||
+			echo "not ok - $s: exited with status $src (no failing case of its own)"
 	fi
-	echo "# suite $s took $((SECONDS - start)) s"
+	echo "shca-e2e: step $s ends (exit $src)" >/dev/kmsg
+	echo "# suite $s took $((SECONDS - start)) s (exit $src)"
 done
 [ $rc -eq 0 ] || echo "# e2e: failed suites:${failed}"
 exit $rc

@@ -38,11 +38,11 @@ modprobe shca
 $A rdma link add shca0 type shca netdev veth-a
 $B rdma link add shca1 type shca netdev veth-b
 for d in shca0 shca1; do
-	wait_for 60 grep -q ACTIVE /sys/class/infiniband/$d/ports/1/state
+	wait_for 60 port_active $d
 done
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
+wait_for 60 rdma_gid shca1 ffff:0a4d:0002
+wait_for 60 rdma_gid shca1 fd77:0000:0000:0000:0000:0000:0000:0002
+wait_for 60 rdma_gid shca0 fd77:0000:0000:0000:0000:0000:0000:0001
 
 pingpong "ibv_ud_pingpong IPv4 across namespaces" "ffff:0a4d:0002" "ffff:0a4d:0001" 10.77.0.2
 pingpong "ibv_ud_pingpong IPv6 across namespaces" \
@@ -73,9 +73,9 @@ s.sendto(bth + deth + b"abcd" + b"\0\0\0\0", ("10.77.0.2", 4791))
 # a truncated BTH
 s.sendto(b"\x64\0\xff\xff\0\0\0\1", ("10.77.0.2", 4791))
 PY
-wait_for 90 sh -c "[ \"\$(rdma statistic show link shca1/1 | tr ' ' '\n' | grep -A1 -x rx_bad_icrc | tail -n1)\" -gt $icrc0 ]"
+wait_for 90 stat_above shca1 rx_bad_icrc "$icrc0"
 expect_eq "bad ICRC dropped and counted" "$(dev_stat shca1 rx_bad_icrc)" $((icrc0 + 1))
-wait_for 90 sh -c "[ \"\$(rdma statistic show link shca1/1 | tr ' ' '\n' | grep -A1 -x rx_malformed | tail -n1)\" -gt $mal0 ]"
+wait_for 90 stat_above shca1 rx_malformed "$mal0"
 expect_eq "truncated BTH dropped and counted" "$(dev_stat shca1 rx_malformed)" $((mal0 + 1))
 
 # RDMA CM over UD (GSI QP1, ib_cm, rdma_cm in the kernel).

@@ -193,6 +193,20 @@ def must_run(prefixes, outcome):
     return bad
 
 
+def memoize_net_lookups():
+    """RDMATestCase.setUp runs `ls /sys/class/infiniband/DEV/device/net/`
+    and `ip -j addr show IF` for every GID of every test (on devices with a
+    device/net link, as shca has and rxe has not): four processes a test,
+    minutes over the suite under TCG.  Nothing in the suite adds or removes
+    addresses, so each question is asked once and its answer reused."""
+    import functools
+    from tests import base
+    cls = base.RDMATestCase
+    for name in ('get_net_name', 'get_ip_mac_address'):
+        fn = getattr(cls, name)
+        setattr(cls, name, staticmethod(functools.lru_cache(maxsize=None)(fn)))
+
+
 def run_extra_cases(define_tests, label):
     """main() of the extra case files (mw_cases.py, srq_cases.py): run
     the TestCase that define_tests() returns on --dev, with rdma-core's
@@ -210,6 +224,7 @@ def run_extra_cases(define_tests, label):
     sys.argv = [sys.argv[0], '--dev', args.dev]
     from args_parser import parser
     parser.parse_args()
+    memoize_net_lookups()
     suite = unittest.TestLoader().loadTestsFromTestCase(define_tests())
     res = unittest.TextTestRunner(stream=sys.stdout, resultclass=Result,
                                   verbosity=0).run(suite)
@@ -244,6 +259,7 @@ def main():
     from args_parser import parser
     parser.parse_args()
     import tests
+    memoize_net_lookups()
 
     # The tests draw QP caps, PSNs and flags at random: a fixed seed makes
     # a run repeatable (the same draws on both devices); vary it by hand.

@@ -13,9 +13,9 @@ bin=$(prog vm_events) || exit 1
 
 modprobe shca
 $A rdma link add shca0 type shca netdev veth-a
-wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
+wait_for 60 port_active shca0
+wait_for 60 rdma_gid shca0 "$GID4_A"
+wait_for 60 rdma_gid shca0 "$GID6_A"
 g=$(rdma_gid shca0 "ffff:0a4d:0001")
 
 # The CQ that gets events uses the last completion vector: its handler
@@ -48,19 +48,22 @@ else
 	echo "ok - completion vector CPU # SKIP no tracefs"
 fi
 
+# _log_says LOG TEXT PID: LOG holds TEXT, or process PID is gone (no
+# process started per check).
+_log_says() {
+	local l
+	read -r -d '' l <"$1"
+	[[ $l == *"$2"* ]] || ! kill -0 "$3" 2>/dev/null
+}
+
 # mckey: $1 = group, $2/$3 = receiver/sender bind addresses.  Two QPs of
 # the receiver join, so each datagram is fanned out to both.
 mckey_run() {
-	local log=$TMPDIR/mckey-rx.log out i
+	local log=$TMPDIR/mckey-rx.log out
 	: >"$log"
 	$B timeout 600 stdbuf -oL mckey -m "$1" -b "$2" -c 2 -C 10 -S 512 >"$log" 2>&1 &
 	local rx=$!
-	# no process per check: TCG makes every fork expensive
-	for i in $(seq 150); do
-		[[ "$(<"$log")" == *"receiving data transfers"* ]] && break
-		kill -0 $rx 2>/dev/null || break
-		sleep 2
-	done
+	wait_for 300 _log_says "$log" "receiving data transfers" "$rx"
 	out=$($A timeout 600 mckey -m "$1" -b "$3" -s -C 10 -S 512 2>&1)
 	local src=$?
 	if wait $rx && [ $src -eq 0 ] && [[ "$(<"$log")" == *"data transfers complete"* ]]; then
@@ -72,24 +75,20 @@ mckey_run() {
 }
 B="ip netns exec shca-b"
 $B rdma link add shca1 type shca netdev veth-b
-wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca1/ports/1/state
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
-wait_for 60 sh -c 'grep -q "fd77:0000:0000:0000:0000:0000:0000:0002" /sys/class/infiniband/shca1/ports/1/gids/*'
+wait_for 60 port_active shca1
+wait_for 60 rdma_gid shca1 "$GID4_B"
+wait_for 60 rdma_gid shca1 "$GID6_B"
 mckey_run 239.1.2.3 10.77.0.2 10.77.0.1
 
 # mcast_data GROUP GID_B GID_A: 8 datagrams from shca0 to two QPs of
 # shca1, verified byte for byte.  (RDMA CM has no IPv6 multicast on
 # RoCE v2, so IPv6 is covered here and not by mckey.)
 mcast_data() {
-	local log=$TMPDIR/mc-rx.log i mrx
+	local log=$TMPDIR/mc-rx.log mrx
 	: >"$log"
 	$B timeout 600 "$bin" shca1 "$2" mcast-recv "$1" 8 >"$log" 2>&1 &
 	mrx=$!
-	for i in $(seq 150); do
-		[[ "$(<"$log")" == *"ready"* ]] && break
-		kill -0 $mrx 2>/dev/null || break
-		sleep 2
-	done
+	wait_for 300 _log_says "$log" "ready" "$mrx"
 	exits_ok "mcast-send $1 exits 0" \
 		$A timeout 600 "$bin" shca0 "$3" mcast-send "$1" 8 || rc=1
 	if ! wait $mrx; then
