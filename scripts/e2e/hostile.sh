@@ -31,6 +31,7 @@ hostile() {
 }
 hostile srq
 hostile rings
+echo "# hostile fuzz: seed ${SHCA_FUZZ_SEED:-0x5eed1}, ${SHCA_FUZZ_ROUNDS:-160} rounds"
 hostile fuzz "${SHCA_FUZZ_SEED:-0x5eed1}" "${SHCA_FUZZ_ROUNDS:-160}"
 rdma statistic show link shca9/1 | tr ' ' '\n' |
 	grep -A1 -E '^(qp_fatal|cq_overflow|rx_dropped|tx_err)' | paste - - | tr '\n' ' '

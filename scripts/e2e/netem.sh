@@ -106,7 +106,7 @@ if $A tc qdisc add dev veth-a root netem $NETEM &&
 	$B tc qdisc add dev veth-b root netem $NETEM; then
 	[ "$DRV" = shca ] && recovery_stats before
 	start=$SECONDS
-	E2E_T=${NETEM_TIMEOUT:-1500} stream "$MIB MiB WRITE+SEND stream under netem $NETEM" "$MIB"
+	E2E_T=${NETEM_TIMEOUT:-$((600 + MIB * 4))} stream "$MIB MiB WRITE+SEND stream under netem $NETEM" "$MIB"
 	echo "# $MIB MiB netem run took $((SECONDS - start)) s"
 	[ "$DRV" = shca ] && recovery_stats after && recovery_cases
 	# The impairment really happened (shca's packets cross the veths).

@@ -2,7 +2,8 @@
 # RC/UC requester interop: shca0 (requester, netns shca-a) against rxe0
 # (responder, veth-b moved to init_net).  Runs inside scripts/vm-run:
 #   SHCA_TESTS="verify verify6 verifyloss write read atomic send writeloss readloss" \
-#   scripts/vm-run --kernel 6.1 -- scripts/e2e/rc-req-rxe.sh
+#   scripts/vm-run --kernel 6.1 -- scripts/e2e/rc-req-rxe.sh [CASE...]
+# (the cases as arguments or in SHCA_TESTS; the matrix passes arguments)
 # verify/verifyloss check data byte for byte (progs/rc_req_verify.py); the
 # perftest cases check that runs complete.  SHCA_TMO: QP timeout for the
 # lossy perftest runs (default 14).
@@ -34,7 +35,8 @@ perf() {
 		wait $srv
 	fi
 }
-for t in ${SHCA_TESTS:-write read atomic send}; do
+# The cases: the arguments, else $SHCA_TESTS, else the perftest ones.
+for t in ${*:-${SHCA_TESTS:-write read atomic send}}; do
 case $t in
 write) perf "ib_write_bw shca->rxe" ib_write_bw -n 50 -s 65536 ;;
 read) perf "ib_read_bw shca->rxe" ib_read_bw -n 50 -s 65536 -o 16 ;;
@@ -55,7 +57,7 @@ verify6) ga6=$(rdma_gid shca0 fd77:0000:0000:0000:0000:0000:0000:0001)
 	if SHCA_VERIFY=rc $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga6 rxe0 $gb6; then ok "rc_req_verify.py IPv6"; else not_ok "rc_req_verify.py IPv6" "see above"; fi ;;
 verifyloss) $A tc qdisc add dev veth-a root netem loss 5% reorder 10% duplicate 1% delay 1ms
 	tc qdisc add dev veth-b root netem loss 5% reorder 10% delay 1ms
-	if SHCA_VERIFY=rc SHCA_VERIFY_LOSSY=1 $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_req_verify.py with loss"; else not_ok "rc_req_verify.py with loss" "see above"; fi
+	if SHCA_VERIFY=rc SHCA_VERIFY_LOSSY=1 SHCA_VERIFY_TIMEOUT=16 $A /usr/bin/python3 scripts/e2e/progs/rc_req_verify.py shca0 $ga rxe0 $gb; then ok "rc_req_verify.py with loss"; else not_ok "rc_req_verify.py with loss" "see above"; fi
 	tc qdisc del dev veth-b root
 	$A tc qdisc del dev veth-a root ;;
 esac
