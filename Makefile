@@ -4,7 +4,7 @@
 #   make [module] [KDIR=/path/to/kernel/build] [BUILD=build/<name>]
 #   make modules-all    build/6.1/shca.ko and build/6.12/shca.ko
 #   make sparse         C=2 against both stock kernels
-#   make checkpatch     checkpatch.pl --no-tree on our sources
+#   make checkpatch     checkpatch.pl --strict --no-tree on our sources
 #   make provider       providers/shca/build/libshca-rdmav34.so
 #   make progs          build/progs/: the test programs the e2e suites run
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
