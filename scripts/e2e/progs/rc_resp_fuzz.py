@@ -1,29 +1,402 @@
 #!/usr/bin/python3
-# Hostile RC/UC request packets (valid ICRC) at a live shca QP.
-# Run inside netns shca-b: ip netns exec shca-b rc_resp_fuzz.py DEV GIDIDX
-import sys, os, random, socket, struct, time, zlib
+# Hostile RC/UC packets with a valid ICRC (and some without) at live shca
+# QPs, built by hand and sent from a raw IPv4 socket, and what the device
+# must make of them, checked on its counters.
+#
+#   ip netns exec shca-b rc_resp_fuzz.py DEV GIDIDX   (scripts/e2e/rc-resp-fuzz.sh)
+#   rc_resp_fuzz.py --plan [N]     the fuzz's plan and coverage only, no device
+#
+#   SHCA_FUZZ_N     hostile packets (default DEFAULT_N, see below)
+#   SHCA_FUZZ_SEED  the seed (default 1); the plan depends on nothing else
+#
+# DEV (netns shca-a, 10.77.0.1, GID index GIDIDX) is reached from 10.77.0.2
+# in netns shca-b.  The fuzz runs in batches of BATCH packets against a
+# fresh RC and a fresh UC QP (ePSN RQPSN) and one long-lived RC QP that only
+# gets responses (ACKs, READ responses, atomic ACKs) it never asked for.
+# Packets are well formed or broken in every way the generator knows:
+# wrong PSNs, lengths, R_Keys and addresses, pads, truncated headers,
+# random opcodes, a QPN no QP has, a bad ICRC.
+#
+# Each batch waits until the device has accounted for what it was sent, so
+# no QP is destroyed with packets still queued and the outcome does not
+# depend on timing: RC packets first, until the counters below grew by
+# exactly their number; then the rest and a last packet with a bad ICRC
+# (sent from one CPU, the veth delivers in order: when rx_bad_icrc counts
+# it, every packet before it went through shca_rcv()).  Every packet counts
+# once in rx_packets + rx_malformed + rx_dropped + rx_no_qp + rx_bad_icrc,
+# except a well-formed response, which goes to the requester side, and an
+# out-of-sequence UC packet, which counts twice (rx_packets, rx_dropped).
+#
+# Asserted, from `rdma statistic` before and after (all hold for any seed;
+# the numbers come from the plan):
+#   - every batch was accounted for (the RC part exactly);
+#   - rx_bad_icrc grew by exactly the bad-ICRC packets, rx_no_qp by exactly
+#     the packets to a QPN nobody has;
+#   - rx_malformed grew at least by the packets no QP may accept (opcode of
+#     another transport or none, length not a multiple of 4, a broken
+#     response header);
+#   - the first packet each fresh RC QP sees decides a counter when it is
+#     well formed: after ePSN a sequence NAK (rc_seq_naks_sent), before it
+#     a duplicate (rc_dup_requests), at ePSN but a MIDDLE or LAST an
+#     invalid request (rc_inv_reqs); rx_packets grew by at least the first
+#     packets of the fresh RC and UC QPs;
+#   - every well-formed response reached the completer, which finds
+#     nothing outstanding and counts each in rc_dup_acks or rc_bad_resp;
+# then a WRITE FIRST into an MR that is deregistered before its MIDDLE
+# (dereg returns, the MIDDLE is NAKed, rc_rem_access_errs + 1), and last a
+# fresh RC pair on DEV moves SEND and RDMA WRITE data byte for byte.
+import os, random, socket, struct, subprocess, sys, time, zlib
+
+RQPSN = 1000          # rq_psn of every fuzzed QP
+MTU = 1024            # their path MTU
+BATCH = 10            # packets per pair of fresh QPs
+NOQPN = 0xabcdef      # QPs are numbered from 2 up: this one never exists
+SRC, DST = '10.77.0.2', '10.77.0.1'
+
+# The opcodes (low five bits; UC packets get the same | 0x20).
+REQ_OPS = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09,
+           0x0a, 0x0b, 0x0c, 0x13, 0x14, 0x16, 0x17, 0x1d]
+RESP_OPS = [0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12]
+OPS = REQ_OPS + RESP_OPS
+FIRST_OPS = {0x00, 0x04, 0x05, 0x06, 0x0a, 0x0b, 0x0c, 0x13, 0x14, 0x17,
+             0x1d}                             # FIRST or ONLY: may start one
+NOPAY = {0x0c, 0x13, 0x14, 0x11, 0x12}         # no payload allowed
+RETH = {0x06, 0x0a, 0x0b, 0x0c, 0x1d}
+ATMETH = {0x13, 0x14}
+IMM4 = {0x03, 0x05, 0x09, 0x0b, 0x16, 0x17}    # ImmDt or IETH
+AETH = {0x0d, 0x0f, 0x10, 0x11, 0x12}
+RESP_EXT = {0x0d: 4, 0x0e: 0, 0x0f: 4, 0x10: 4, 0x11: 4, 0x12: 12}
+RESP_PAD = {0x0f, 0x10}                        # LAST/ONLY with payload
+UC_FIRST = {0x20, 0x24, 0x25, 0x26, 0x2a, 0x2b}
+PAYS = [0, 4, 8, 12, 100, 1024, 1028, 1400]
+PSN_OFFS = [0] * 6 + [-1, -2, 1, 2, -100, 5000, 0x800000]
+SYNDROMES = [0x1f, 0x00, 0x20, 0x3f, 0x60, 0x61, 0x62, 0x63, 0x64, 0x9f, 0xff]
+
+# SHCA_FUZZ_N's default: the smallest multiple of BATCH at which, with the
+# default seed, every opcode the fuzz generates reaches its handler for
+# sure: each of the 18 RC requests well formed as the first packet of a
+# fresh RC QP, at its ePSN (FIRST and ONLY kinds run their handler, MIDDLE
+# and LAST ones the sequence check that refuses them), each of the 12 UC
+# ones as the first packet of a fresh UC QP (UC takes any PSN), each of the
+# 6 responses well formed at the response QP; and at least one packet for
+# every assertion above (bad ICRC, unknown QPN, malformed, random opcode,
+# truncated header, and each first-packet outcome).  Only first packets
+# count: a later one may find its QP already in error.  With seed 1 the
+# last to come is an RC ATOMIC WRITE, in packet 1710 (other seeds: 1220 to
+# 2410).  `rc_resp_fuzz.py --plan` recomputes it.
+DEFAULT_N = 1710
+
+
+def psn_diff(a, b):
+    d = (a - b) & 0xffffff
+    return d - (1 << 24) if d & 0x800000 else d
+
+
+class Pkt:
+    """One planned packet; its bytes are built when its QP is known."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+    def body(self):
+        return self.hdr_ext + self.pay
+
+
+def gen(rnd, epsn, buf, rkey):
+    """Plan one packet.  epsn: the fuzzer's idea of [RC, UC] ePSN."""
+    p = Pkt(badicrc=False, trunc=False, randop=False, pad=0,
+            ip_id=rnd.randint(1, 65535), sport=0xc000 | rnd.randint(0, 0x3fff))
+    if rnd.random() < 0.02:
+        # a well-formed SEND ONLY to a QPN nobody has
+        p.target, p.op = 'noqp', 0x04
+        p.psn, p.se, p.ackreq = rnd.randint(0, 0xffffff), 0, 1
+        p.hdr_ext, p.pay = b'', rnd.randbytes(4 * rnd.randint(0, 64))
+        return p
+    uc = rnd.randint(0, 1) == 1
+    low = rnd.choice(OPS)
+    op = low | (0x20 if uc else 0)
+    if rnd.random() < 0.02:
+        op, p.randop = rnd.randint(0, 255), True
+        low = op & 0x1f
+    p.op = op
+    p.target = 'uc' if uc else ('comp' if op in RESP_OPS else 'rc')
+    p.psn = (epsn[1 if uc else 0] + rnd.choice(PSN_OFFS)) & 0xffffff
+    p.pad = rnd.randint(0, 3) if rnd.random() < .3 else 0
+    p.se, p.ackreq = rnd.randint(0, 1), rnd.randint(0, 1)
+    vas = [buf, buf + 1, buf + 4, buf + 65528, buf + 65536, buf - 8, 0,
+           0xfffffffffffffff8, rnd.getrandbits(64)]
+    ext = b''
+    if low in RETH:
+        p.dma_len = rnd.choice([0, 1, 4, 7, 8, 1023, 1024, 1025, 4096, 65536,
+                                0x7fffffff, 0x80000000, 0xffffffff,
+                                rnd.randint(0, 70000)])
+        ext += struct.pack('!QII', rnd.choice(vas) & (2**64 - 1),
+                           rnd.choice([rkey, rkey ^ 1, rnd.getrandbits(32)]),
+                           p.dma_len)
+    if low in ATMETH:
+        ext += struct.pack('!QIQQ', rnd.choice(vas) & (2**64 - 1),
+                           rnd.choice([rkey, rnd.getrandbits(32)]),
+                           rnd.getrandbits(64), rnd.getrandbits(64))
+    if low in AETH:
+        syn = rnd.choice(SYNDROMES + [rnd.getrandbits(8)])
+        ext += struct.pack('!I', syn << 24 | rnd.getrandbits(24))
+    if low == 0x12:
+        ext += struct.pack('!Q', rnd.getrandbits(64))
+    if low in IMM4:
+        ext += struct.pack('!I', rnd.getrandbits(32))
+    n = 0 if low in NOPAY and rnd.random() < 0.5 else rnd.choice(PAYS)
+    p.pay = rnd.randbytes(n)
+    if rnd.random() < 0.03 and ext:
+        ext = ext[:rnd.randint(0, len(ext) - 1)]  # truncated headers
+        p.trunc = True
+    p.hdr_ext = ext
+    p.badicrc = rnd.random() < 0.02
+    # the fuzzer's idea of ePSN follows the packets it expects accepted
+    if fate(p) == 'ok':
+        if p.target == 'uc':
+            epsn[1] = (p.psn + 1) & 0xffffff
+        elif p.target == 'rc' and p.psn == epsn[0]:
+            k = 1
+            if op == 0x0c and p.dma_len:
+                k = -(-p.dma_len // MTU)
+            epsn[0] = (epsn[0] + k) & 0xffffff
+    return p
+
+
+def fate(p):
+    """What shca must do with a planned packet, as far as this script can
+    know without modelling the responder:
+      icrc       dropped for its ICRC (rx_bad_icrc)
+      noqp       no such QP (rx_no_qp)
+      malformed  no QP may take it (rx_malformed)
+      ok         well formed for its QP: a request, or a response at the
+                 response QP (reaches the completer)
+      unknown    anything else (for instance a valid pad, or an RC-space
+                 opcode shca does not implement yet)"""
+    if p.badicrc:
+        return 'icrc'
+    if p.target == 'noqp':
+        return 'noqp'
+    low, tr = p.op & 0x1f, p.op & 0xe0
+    nbody = len(p.body())
+    if nbody % 4:
+        return 'malformed'       # header and payload come in 4-byte words
+    if p.target == 'comp':
+        extra = RESP_EXT[p.op]
+        if nbody < extra or (p.pad and (p.op not in RESP_PAD or
+                                        p.pad > nbody - extra)):
+            return 'malformed'
+        if p.op in NOPAY and nbody != extra:
+            return 'malformed'
+        return 'ok'
+    if tr != (0x20 if p.target == 'uc' else 0x00):
+        return 'malformed'       # another transport's opcode, or none
+    if p.target == 'uc' and low > 0x0b:
+        return 'malformed'       # UC has SEND and WRITE only
+    if low not in REQ_OPS or p.trunc or p.pad or p.randop:
+        return 'unknown'
+    if low in NOPAY and p.pay:
+        return 'unknown'
+    return 'ok'
+
+
+def plan_batches(seed, n, buf=0x7f0000001000, rkey=0x1234):
+    """The whole fuzz as a list of batches of Pkt, from the seed alone."""
+    rnd = random.Random(seed)
+    batches = []
+    for i in range(0, n, BATCH):
+        epsn = [RQPSN, RQPSN]
+        batches.append([gen(rnd, epsn, buf, rkey)
+                        for _ in range(min(BATCH, n - i))])
+    return batches
+
+
+def first_packet(batch, target):
+    """The first packet of a batch that reaches the fresh QP `target`
+    ('rc' or 'uc'), if the script knows which one it is: None if no
+    packet does, False if an unknown one comes first."""
+    for p in batch:
+        if p.target != target:
+            continue
+        f = fate(p)
+        if f in ('icrc', 'malformed'):
+            continue
+        return p if f == 'ok' else False
+    return None
+
+
+def expectations(batches):
+    """The counts the assertions use, and the coverage of the plan."""
+    x = dict(packets=0, icrc=0, noqp=0, malformed=0, resp_ok=0, first=0,
+             future=0, dup=0, inv=0, randop=0, trunc=0)
+    reached = set()
+    for b in batches:
+        for p in b:
+            x['packets'] += 1
+            f = fate(p)
+            if f == 'icrc':
+                x['icrc'] += 1
+            elif f == 'noqp':
+                x['noqp'] += 1
+            elif f == 'malformed':
+                x['malformed'] += 1
+            elif f == 'ok' and p.target == 'comp':
+                x['resp_ok'] += 1
+                reached.add(('resp', p.op))
+            x['randop'] += p.randop
+            x['trunc'] += p.trunc
+        p = first_packet(b, 'rc')
+        if p:
+            x['first'] += 1
+            d = psn_diff(p.psn, RQPSN)
+            if d > 0:
+                x['future'] += 1
+            elif d < 0:
+                x['dup'] += 1
+            else:
+                reached.add(('rc', p.op))
+                if p.op not in FIRST_OPS:
+                    x['inv'] += 1
+        p = first_packet(b, 'uc')
+        if p:
+            x['first'] += 1
+            reached.add(('uc', p.op))
+    want = ({('rc', o) for o in REQ_OPS} | {('resp', o) for o in RESP_OPS} |
+            {('uc', o | 0x20) for o in REQ_OPS if o <= 0x0b})
+    missing = sorted(want - reached)
+    for k in ('icrc', 'noqp', 'malformed', 'future', 'dup', 'inv', 'randop',
+              'trunc', 'resp_ok'):
+        if not x[k]:
+            missing.append(k)
+    return x, missing
+
+
+def plan_main(argv):
+    seed = int(os.environ.get('SHCA_FUZZ_SEED', '1'), 0)
+    if len(argv) > 2:
+        x, missing = expectations(plan_batches(seed, int(argv[2])))
+        print('seed %#x N %s: %s' % (seed, argv[2], x))
+        print('not covered:', missing or 'nothing')
+        return
+    for n in range(BATCH, 100001, BATCH):
+        x, missing = expectations(plan_batches(seed, n))
+        if not missing:
+            print('seed %#x: everything covered from N = %d: %s' % (seed, n, x))
+            return
+    print('seed %#x: not covered by N = 100000:' % seed, missing)
+
+
+if len(sys.argv) > 1 and sys.argv[1] == '--plan':
+    plan_main(sys.argv)
+    sys.exit(0)
+
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.mr import MR
 from pyverbs.cq import CQ
 from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
 from pyverbs.addr import AHAttr, GlobalRoute, GID
-from pyverbs.wr import SGE, RecvWR
+from pyverbs.wr import SGE, RecvWR, SendWR
 import pyverbs.enums as e
 
 DEV, GIDX = sys.argv[1], int(sys.argv[2])
-N = int(os.environ.get('SHCA_FUZZ_N', '3000'))
-SRC, DST = '10.77.0.2', '10.77.0.1'
+N = int(os.environ.get('SHCA_FUZZ_N', str(DEFAULT_N)))
+SEED = int(os.environ.get('SHCA_FUZZ_SEED', '1'), 0)
 ACC = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
        e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
-RQPSN = 1000
-rnd = random.Random(int(os.environ.get('SHCA_FUZZ_SEED', '1')))
+WAIT = 120     # seconds a wait may take before it is a failure (hang guard)
+FAILS = 0
 
+
+def result(name, good, why=''):
+    global FAILS
+    if good:
+        print('ok - fuzz: %s' % name, flush=True)
+    else:
+        FAILS += 1
+        print('not ok - fuzz: %s: %s' % (name, why), flush=True)
+    return good
+
+
+# --- counters -----------------------------------------------------------
+RX = ['rx_packets', 'rx_malformed', 'rx_dropped', 'rx_no_qp', 'rx_bad_icrc']
+
+
+def rdma_stats():
+    """DEV's port counters from `rdma statistic show link DEV/1`."""
+    out = subprocess.run(['rdma', 'statistic', 'show', 'link', DEV + '/1'],
+                         check=True, capture_output=True, text=True).stdout
+    tok = out.split()
+    return {tok[i]: int(tok[i + 1]) for i in range(len(tok) - 1)
+            if tok[i + 1].isdigit() and not tok[i].isdigit()}
+
+
+# The same counters from sysfs, without a process per read, for the waits
+# of every batch.  This process runs in netns shca-b, whose /sys lists DEV
+# without its counters (RDMA "shared" netns mode): init's /sys has them.
+HWC = None
+for d in ('/sys/class/infiniband/%s/ports/1/hw_counters' % DEV,
+          '/proc/1/root/sys/class/infiniband/%s/ports/1/hw_counters' % DEV):
+    if os.path.isfile(d + '/rx_bad_icrc'):
+        HWC = d
+        break
+LIFESPAN = 0
+if HWC:
+    try:
+        with open(HWC + '/lifespan') as f:
+            LIFESPAN = int(f.read()) / 1000
+    except (OSError, ValueError):
+        LIFESPAN = 0.01
+    LIFESPAN += 0.01     # and a jiffy or two
+
+
+def fast_stats(names):
+    if not HWC:
+        s = rdma_stats()
+        return {k: s[k] for k in names}
+    out = {}
+    for k in names:
+        with open('%s/%s' % (HWC, k)) as f:
+            out[k] = int(f.read())
+    return out
+
+
+def fresh_stats(names):
+    """The counters now: sysfs keeps a read for its lifespan (10 ms by
+    default), so wait that long first; a base for exact counts."""
+    if HWC:
+        time.sleep(LIFESPAN)
+    return fast_stats(names)
+
+
+def wait_stats(names, cond):
+    """Poll the counters until cond(stats) holds; the last stats and
+    whether it held within WAIT seconds."""
+    end = time.time() + WAIT
+    delay = 0.001
+    while True:
+        s = fast_stats(names)
+        if cond(s):
+            return s, True
+        if time.time() > end:
+            return s, False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
+
+
+def grown(after, before, k):
+    return after.get(k, 0) - before.get(k, 0)
+
+
+# --- resources ------------------------------------------------------------
 ctx = Context(name=DEV)
 pd = PD(ctx)
 mr = MR(pd, 1 << 16, ACC)
 cq = CQ(ctx, 4096)
 sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+# One CPU sends everything: the veth then delivers in order (the barrier).
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
 
 def new_qp(qpt):
     qp = QP(pd, QPInitAttr(qp_type=qpt, scq=cq, rcq=cq,
@@ -47,17 +420,16 @@ def new_qp(qpt):
     qp.to_rts(attr)
     for i in range(32):
         qp.post_recv(RecvWR(wr_id=i, num_sge=1,
-                            sg=[SGE(mr.buf + 1024 * (i % 32), 1024, mr.lkey)]))
+                            sg=[SGE(mr.buf + 1024 * i, 1024, mr.lkey)]))
     return qp
 
-def packet(bth_rest):
+
+def packet(bth_rest, ip_id=1, sport=0xc000, badicrc=False):
     udp_len = 8 + len(bth_rest) + 4
     tot = 20 + udp_len
-    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, tot, rnd.randint(1, 65535),
-                     0x4000, 64, 17, 0, socket.inet_aton(SRC),
-                     socket.inet_aton(DST))
-    udp = struct.pack('!HHHH', 0xc000 | rnd.randint(0, 0x3fff), 4791,
-                      udp_len, 0)
+    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, tot, ip_id, 0x4000, 64, 17, 0,
+                     socket.inet_aton(SRC), socket.inet_aton(DST))
+    udp = struct.pack('!HHHH', sport, 4791, udp_len, 0)
     pip = bytearray(ip)
     pip[1] = 0xff
     pip[8] = 0xff
@@ -67,92 +439,139 @@ def packet(bth_rest):
     pbth = bytearray(bth_rest)
     pbth[4] = 0xff
     crc = zlib.crc32(b'\xff' * 8 + bytes(pip) + bytes(pudp) + bytes(pbth))
+    if badicrc:
+        crc ^= 0x5a5a5a5a
     return ip + udp + bth_rest + struct.pack('<I', crc & 0xffffffff)
+
 
 def bth(opcode, qpn, psn, pad=0, se=0, ackreq=0):
     return struct.pack('!BBHII', opcode, (se << 7) | (pad << 4), 0xffff,
                        qpn & 0xffffff, (ackreq << 31) | (psn & 0xffffff))
 
+
 def send(pkt):
     sock.sendto(pkt, (DST, 0))
 
-def poll_all():
-    n = 0
-    while True:
-        k, wcs = cq.poll(num_entries=64)
+
+def send_planned(p, qpns):
+    qpn = NOQPN if p.target == 'noqp' else qpns[p.target]
+    send(packet(bth(p.op, qpn, p.psn, p.pad, p.se, p.ackreq) + p.body(),
+                p.ip_id, p.sport, p.badicrc))
+
+
+def poll(n=1, secs=WAIT, q=None):
+    q = q or cq
+    out = []
+    end = time.time() + secs
+    while len(out) < n and time.time() < end:
+        k, wcs = q.poll(num_entries=n - len(out))
+        out += wcs[:k] if k else []
         if not k:
-            return n
-        n += k
+            time.sleep(0.001)
+    return out
+
+
+def poll_all():
+    while True:
+        k, _ = cq.poll(num_entries=64)
+        if not k:
+            return
+
+
+print('# fuzz: seed %#x, %d packets in batches of %d%s' %
+      (SEED, N, BATCH, '' if HWC else ' (counters by rdma statistic)'),
+      flush=True)
 
 # 1. the builder is right: a valid SEND_ONLY lands
 qp = new_qp(e.IBV_QPT_RC)
 send(packet(bth(0x04, qp.qp_num, RQPSN, ackreq=1) + b'hello, shca!'))
-time.sleep(3)
-k, wcs = cq.poll(num_entries=1)
-ok = k == 1 and wcs[0].status == 0 and wcs[0].byte_len == 12 and mr.read(12, 0) == b'hello, shca!'
-print(('ok' if ok else 'not ok') + ' - fuzz: hand-built SEND_ONLY received',
-      [(w.status, w.byte_len) for w in wcs[:k]])
-if not ok:
+wcs = poll(1)
+good = (len(wcs) == 1 and wcs[0].status == 0 and wcs[0].byte_len == 12 and
+        mr.read(12, 0) == b'hello, shca!')
+if not result('hand-built SEND_ONLY received', good,
+              str([(w.status, w.byte_len) for w in wcs])):
     sys.exit(1)
+qp.close()
 
 # 2. hostile packets
-RCOPS = [0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,
-         0x0b, 0x0c, 0x13, 0x14, 0x16, 0x17, 0x0d, 0x11, 0x12]
-qps = [qp, new_qp(e.IBV_QPT_UC)]
-epsns = [RQPSN + 1, RQPSN + 1]
-def lens():
-    return rnd.choice([0, 1, 4, 7, 8, 1023, 1024, 1025, 4096, 65536,
-                       0x7fffffff, 0x80000000, 0xffffffff, rnd.randint(0, 70000)])
-def vas():
-    return rnd.choice([mr.buf, mr.buf + 1, mr.buf + 4, mr.buf + 65528,
-                       mr.buf + 65536, mr.buf - 8, 0, 0xfffffffffffffff8,
-                       rnd.getrandbits(64)])
-for i in range(N):
-    qi = rnd.randint(0, 1)
-    q = qps[qi]
-    uc = qi == 1
-    epsn = epsns[qi]
-    op = rnd.choice(RCOPS) | (0x20 if uc else 0)
-    if rnd.random() < 0.02:
-        op = rnd.randint(0, 255)
-    psn = epsn + rnd.choice([0, 0, 0, 0, 0, 0, -1, -2, 1, 2, -100, 5000, 0x800000])
-    hdr = bth(op, q.qp_num, psn, pad=rnd.randint(0, 3) if rnd.random() < .3 else 0,
-              se=rnd.randint(0, 1), ackreq=rnd.randint(0, 1))
-    ext = b''
-    low = op & 0x1f
-    if low in (0x06, 0x0a, 0x0b, 0x0c):
-        ext += struct.pack('!QII', vas(), rnd.choice([mr.rkey, mr.rkey ^ 1, rnd.getrandbits(32)]), lens())
-    if low in (0x13, 0x14):
-        ext += struct.pack('!QIQQ', vas(), rnd.choice([mr.rkey, rnd.getrandbits(32)]),
-                           rnd.getrandbits(64), rnd.getrandbits(64))
-    if low in (0x03, 0x05, 0x09, 0x0b, 0x16, 0x17):
-        ext += struct.pack('!I', rnd.getrandbits(32))
-    pay = bytes(rnd.getrandbits(8) for _ in range(rnd.choice([0, 4, 100, 1024, 1028, 1400])))
-    if rnd.random() < 0.03:
-        ext = ext[:rnd.randint(0, len(ext))]  # truncated headers
-    send(packet(hdr + ext + pay))
-    if psn == epsn:
-        epsns[qi] = epsn + (rnd.randint(1, 3) if low == 0x0c else 1)
-    if i % 10 == 9:
-        time.sleep(0.1)
-        poll_all()
-        for j, x in enumerate(qps):
-            if True:  # fresh QP: the fuzzer cannot track ePSN
-                poll_all()
-                x.close()
-                qps[j] = new_qp(e.IBV_QPT_RC if j == 0 else e.IBV_QPT_UC)
-                epsns[j] = RQPSN + 1
-        # keep receive WQEs topped up
-        for x in qps:
-            try:
-                for k2 in range(4):
-                    x.post_recv(RecvWR(wr_id=999, num_sge=1,
-                                       sg=[SGE(mr.buf, 1024, mr.lkey)]))
-            except Exception:
-                pass
-time.sleep(3)
+batches = plan_batches(SEED, N, mr.buf, mr.rkey)
+x, missing = expectations(batches)
+if missing:
+    print('# fuzz: with this seed and N, not covered:', missing)
+before = rdma_stats()
+comp_qp = new_qp(e.IBV_QPT_RC)      # gets the responses
+base = fresh_stats(RX)
+accounted = True
+for bi, b in enumerate(batches):
+    rc, uc = new_qp(e.IBV_QPT_RC), new_qp(e.IBV_QPT_UC)
+    qpns = {'rc': rc.qp_num, 'uc': uc.qp_num, 'comp': comp_qp.qp_num}
+    # RC requests first (and the packets to nobody): each counts exactly once
+    first = [p for p in b if p.target in ('rc', 'noqp')]
+    for p in first:
+        send_planned(p, qpns)
+    want = len(first)
+    s, held = wait_stats(RX, lambda s: sum(grown(s, base, k) for k in RX) >= want)
+    got = sum(grown(s, base, k) for k in RX)
+    if not held or got != want:
+        accounted = result('batch %d: the RC packets counted once each' % bi,
+                           False, 'counted %d, sent %d' % (got, want))
+        break
+    # then UC and responses, and the barrier: a bad ICRC, counted last
+    rest = [p for p in b if p.target in ('uc', 'comp')]
+    for p in rest:
+        send_planned(p, qpns)
+    x['icrc'] += 1
+    send(packet(bth(0x04, rc.qp_num, RQPSN, ackreq=1) + b'barrier!', badicrc=True))
+    want += 1 + sum(1 for p in rest if fate(p) != 'ok' or p.target != 'comp')
+    icrc = base['rx_bad_icrc'] + sum(1 for p in b if p.badicrc) + 1
+    s, held = wait_stats(RX, lambda s: s['rx_bad_icrc'] >= icrc and
+                         sum(grown(s, base, k) for k in RX) >= want)
+    if not held:
+        accounted = result('batch %d: every packet counted' % bi, False,
+                           'counted %d, want at least %d; rx_bad_icrc %d, want %d' %
+                           (sum(grown(s, base, k) for k in RX), want,
+                            s['rx_bad_icrc'], icrc))
+        break
+    poll_all()
+    rc.close()          # waits for the engines: UC packets left are counted
+    uc.close()
+    base = fresh_stats(RX)
 poll_all()
-print('ok - fuzz: %d hostile packets survived' % N)
+if accounted:
+    result('all %d batches accounted for (%d packets)' % (len(batches), N), True)
+
+# the completer: each well-formed response found nothing outstanding
+cb = before.get('rc_dup_acks', 0) + before.get('rc_bad_resp', 0)
+s, held = wait_stats(['rc_dup_acks', 'rc_bad_resp'],
+                     lambda s: s['rc_dup_acks'] + s['rc_bad_resp'] - cb >= x['resp_ok'])
+comp_qp.close()
+after = rdma_stats()
+print('# fuzz: plan %s' % x)
+print('# fuzz: counters grew: %s' %
+      ' '.join('%s +%d' % (k, grown(after, before, k)) for k in sorted(after)
+               if grown(after, before, k)))
+
+
+def at_least(name, k, want):
+    g = sum(grown(after, before, c) for c in k.split('+'))
+    result('%s: %s grew by %d >= %d' % (name, k, g, want), g >= want)
+
+
+def exactly(name, k, want):
+    g = grown(after, before, k)
+    result('%s: %s grew by %d == %d' % (name, k, g, want), g == want)
+
+
+exactly('bad ICRCs dropped', 'rx_bad_icrc', x['icrc'])
+exactly('packets to no QP dropped', 'rx_no_qp', x['noqp'])
+at_least('malformed packets dropped', 'rx_malformed', x['malformed'])
+at_least('first packets of fresh QPs processed', 'rx_packets', x['first'])
+at_least('PSN after ePSN: sequence NAK', 'rc_seq_naks_sent', x['future'])
+at_least('PSN before ePSN: duplicate', 'rc_dup_requests', x['dup'])
+at_least('MIDDLE/LAST at ePSN of a fresh QP: invalid request', 'rc_inv_reqs',
+         x['inv'])
+at_least('unsolicited responses reached the completer',
+         'rc_dup_acks+rc_bad_resp', x['resp_ok'])
 
 # 3. deregistering the target of a half-received WRITE: a responder must
 # not keep the MR across packets, so ibv_dereg_mr returns at once (a
@@ -161,18 +580,24 @@ print('ok - fuzz: %d hostile packets survived' % N)
 ack_sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 ack_sock.bind(('0.0.0.0', 4791))
 ack_sock.settimeout(1)
+rnd3 = random.Random(SEED ^ 0x3333)
 tmr = MR(pd, 1 << 16, ACC)
 wq = new_qp(e.IBV_QPT_RC)
-first = bytes(rnd.getrandbits(8) for _ in range(1024))
+first = rnd3.randbytes(1024)
+s3 = rdma_stats()
 send(packet(bth(0x06, wq.qp_num, RQPSN) +
             struct.pack('!QII', tmr.buf, tmr.rkey, 3 * 1024) + first))
-time.sleep(3)
-landed = tmr.read(1024, 0) == first
-print(('ok' if landed else 'not ok') + ' - fuzz: WRITE FIRST landed byte for byte')
+deadline = time.time() + WAIT
+while tmr.read(1024, 0) != first and time.time() < deadline:
+    time.sleep(0.01)
+result('WRITE FIRST landed byte for byte', tmr.read(1024, 0) == first)
 # A regression hangs here in D state; the VM's timeout then fails the run.
 print('# deregistering the half-written MR', flush=True)
-tmr.close()
-print('ok - fuzz: ibv_dereg_mr of a half-written MR returned')
+try:
+    tmr.close()
+    result('ibv_dereg_mr of a half-written MR returned', True)
+except Exception as ex:
+    result('ibv_dereg_mr of a half-written MR returned', False, repr(ex))
 while True:	# drop the ACKs sent so far
     try:
         ack_sock.recv(4096)
@@ -180,7 +605,7 @@ while True:	# drop the ACKs sent so far
         break
 send(packet(bth(0x07, wq.qp_num, RQPSN + 1, ackreq=1) + first))
 nak = None
-deadline = time.time() + 60
+deadline = time.time() + WAIT
 while nak is None and time.time() < deadline:
     try:
         pkt = ack_sock.recv(4096)
@@ -190,9 +615,67 @@ while nak is None and time.time() < deadline:
             struct.unpack('!I', pkt[4:8])[0] & 0xffffff == 0x123:
         nak = (struct.unpack('!I', pkt[8:12])[0] & 0xffffff, pkt[12])
 # AETH syndrome 0x62: NAK, remote access error; at the MIDDLE's PSN
-ok = nak == ((RQPSN + 1) & 0xffffff, 0x62)
-print(('ok' if ok else 'not ok') +
-      ' - fuzz: the rest of the WRITE is NAKed (remote access error)', nak)
+result('the rest of the WRITE is NAKed (remote access error)',
+       nak == ((RQPSN + 1) & 0xffffff, 0x62), str(nak))
+s = rdma_stats()
+result('rc_rem_access_errs counted the NAK once',
+       s['rc_rem_access_errs'] - s3['rc_rem_access_errs'] == 1,
+       'grew by %d' % (s['rc_rem_access_errs'] - s3['rc_rem_access_errs']))
 wq.close()
-if not (landed and ok):
-    sys.exit(1)
+
+# 4. after all that, an ordinary RC connection on DEV (to its own address)
+# still moves data byte for byte.
+gid = ctx.query_gid(port_num=1, index=GIDX)
+tcq = CQ(ctx, 64)
+qa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=tcq, rcq=tcq,
+                       cap=QPCap(max_send_wr=16, max_recv_wr=16,
+                                 max_send_sge=1, max_recv_sge=1)))
+qb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=tcq, rcq=tcq,
+                       cap=QPCap(max_send_wr=16, max_recv_wr=16,
+                                 max_send_sge=1, max_recv_sge=1)))
+for x_, y_ in ((qa, qb), (qb, qa)):
+    attr = QPAttr()
+    attr.qp_access_flags = ACC
+    attr.path_mtu = e.IBV_MTU_1024
+    attr.dest_qp_num = y_.qp_num
+    attr.rq_psn = 0x4242
+    attr.sq_psn = 0x4242
+    attr.max_dest_rd_atomic = 2
+    attr.max_rd_atomic = 2
+    attr.min_rnr_timer = 1
+    attr.timeout = 14
+    attr.retry_cnt = 7
+    attr.rnr_retry = 7
+    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=GIDX),
+                          is_global=1, port_num=1)
+    x_.to_rts(attr)
+src = MR(pd, 1 << 16, ACC)
+dst = MR(pd, 1 << 16, ACC)
+data = random.Random(SEED ^ 0x4444).randbytes(1 << 16)
+src.write(data, len(data))
+# SEND of 3000 bytes (three packets) into a 4 KiB receive
+qb.post_recv(RecvWR(wr_id=7, num_sge=1, sg=[SGE(dst.buf, 4096, dst.lkey)]))
+qa.post_send(SendWR(wr_id=8, opcode=e.IBV_WR_SEND, num_sge=1,
+                    sg=[SGE(src.buf, 3000, src.lkey)],
+                    send_flags=e.IBV_SEND_SIGNALED))
+wcs = sorted(poll(2, q=tcq), key=lambda w: w.wr_id)
+good = (len(wcs) == 2 and wcs[0].wr_id == 7 and wcs[0].status == 0 and
+        wcs[0].opcode == e.IBV_WC_RECV and wcs[0].byte_len == 3000 and
+        wcs[1].wr_id == 8 and wcs[1].status == 0 and
+        dst.read(3000, 0) == data[:3000])
+result('afterwards: a 3000-byte SEND arrives byte for byte', good,
+       str([(w.wr_id, w.status, w.opcode, w.byte_len) for w in wcs]))
+# RDMA WRITE of 64 KiB over the received bytes
+wr = SendWR(wr_id=9, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+            sg=[SGE(src.buf, 1 << 16, src.lkey)],
+            send_flags=e.IBV_SEND_SIGNALED)
+wr.set_wr_rdma(dst.rkey, dst.buf)
+qa.post_send(wr)
+wcs = poll(1, q=tcq)
+good = (len(wcs) == 1 and wcs[0].wr_id == 9 and wcs[0].status == 0 and
+        wcs[0].opcode == e.IBV_WC_RDMA_WRITE and dst.read(1 << 16, 0) == data)
+result('afterwards: a 64 KiB RDMA WRITE lands byte for byte', good,
+       str([(w.wr_id, w.status, w.opcode) for w in wcs]))
+qa.close()
+qb.close()
+sys.exit(1 if FAILS else 0)
