@@ -52,6 +52,13 @@ test_refusals() {
 	check "refused add leaves no device" dev_gone shca9
 	check_fails "non-Ethernet netdev (lo) is refused" rdma link add shca8 type shca netdev lo
 	check_fails "missing netdev is refused" rdma link add shca7 type shca netdev nosuch0
+	# A name already taken fails in ib_register_device(), after the
+	# netdev was held: the failed add must give it back.
+	ip link add lc6 type veth peer name lc7
+	check_fails "a name already in use (shca0) is refused" \
+		rdma link add shca0 type shca netdev lc6
+	check "the refused add's netdev can be deleted (no reference left)" \
+		timeout 120 ip link del lc6
 }
 
 test_port_follows_netdev() {

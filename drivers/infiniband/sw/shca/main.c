@@ -144,7 +144,10 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	dev_put(sdev->ndev);
 }
 
-/* ib_core calls this last on unregistration (all paths). */
+/*
+ * ib_core calls this last on unregistration (all paths), and
+ * ib_dealloc_device() on a newlink that failed after shca_dev_init() began.
+ */
 static void shca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct shca_dev *sdev = to_sdev(ibdev);
@@ -193,6 +196,12 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 	sdev->ndev = ndev;
 	INIT_LIST_HEAD(&sdev->list);
 	shca_dev_init_ids(sdev);
+	/*
+	 * From here on ib_dealloc_device() undoes all of this through
+	 * shca_dealloc_driver(), on every path: a failure below, a failed
+	 * ib_register_device(), and unregistration.
+	 */
+	ib_set_device_ops(ibdev, &shca_dev_ops);
 
 	err = shca_net_get(sdev);
 	if (!err)
@@ -212,7 +221,6 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 	strscpy(ibdev->node_desc, "shca", sizeof(ibdev->node_desc));
-	ib_set_device_ops(ibdev, &shca_dev_ops);
 	return ib_device_set_netdev(ibdev, ndev, 1);
 }
 
@@ -321,7 +329,7 @@ static int shca_newlink(const char *name, struct net_device *ndev)
 	if (!err)
 		err = shca_register(sdev, name);
 	if (err) {
-		shca_dev_fini(sdev);
+		/* shca_dealloc_driver() undoes shca_dev_init(), once */
 		ib_dealloc_device(&sdev->ibdev);
 		return err;
 	}
