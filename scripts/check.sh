@@ -117,18 +117,23 @@ wait_rc_file() {
 	done
 }
 
-# stamped NAME KEY CMD...: a stage that only runs when KEY (a hash of its
-# inputs) changed since it last passed.
-stamped() {
-	local name=$1 key=$2 stampf
-	shift 2
-	want "$name" || return 0
-	stampf=$CACHE/stamps/$name-$key
-	if [ -f "$stampf" ]; then
-		pass "check: $name (inputs unchanged since it passed, key $key)"
-		return 0
+# A stamped stage runs only when KEY, a hash of its inputs, changed since
+# it last passed.  due NAME KEY: true when it must run now (else it passes
+# at once); stamp_report NAME: report it from a lane's result and stamp it.
+declare -A STAMP_KEY
+due() {
+	want "$1" || return 1
+	if [ -f "$CACHE/stamps/$1-$2" ]; then
+		pass "check: $1 (inputs unchanged since it passed, key $2)"
+		return 1
 	fi
-	stage "$name" "$@" && touch "$stampf"
+	STAMP_KEY[$1]=$2
+}
+stamp_report() {
+	[ -n "${STAMP_KEY[$1]:-}" ] || return 0
+	report_rc "$1"
+	[ "$(cut -d' ' -f1 "$LOGS/$1.rc" 2>/dev/null)" = 0 ] &&
+		touch "$CACHE/stamps/$1-${STAMP_KEY[$1]}"
 }
 
 # hash_of PATH...: one short hash over the contents of files and trees.
@@ -210,12 +215,16 @@ vm_report() {
 		fail "check: $name (not run: ${rc/late/past the deadline})"
 		return
 	fi
-	count_cases "$log" "$name: "
+	# The command's own output (console.log) has no kernel console lines
+	# in the middle of its own; the serial log is the fallback.
+	local cases=$log
+	[ -s "$out/console.log" ] && cases=$out/console.log
+	count_cases "$cases" "$name: "
 	for s in $(plan_of "$kernel"); do
-		grep -q "^# suite $s took " "$log" ||
+		grep -q "^# suite $s took " "$cases" ||
 			fail "$name: $s: did not run (the VM died or hung before it finished; see $log)"
 	done
-	grep -a '^# suite .* took ' "$log" | sed "s/^# suite /# time: $name: /"
+	grep -a '^# suite .* took ' "$cases" | sed "s/^# suite /# time: $name: /"
 	took "$name" "$secs"
 	# The rxe baselines of the pyverbs suite, for the next run.
 	if [ -d "$out/pyverbs-baseline" ]; then
@@ -234,12 +243,13 @@ vm_report() {
 kdir() { (eval "$(scripts/kernel-info.sh "$1")" && echo "$KDIR"); }
 
 # build_module FLAVOUR: shca.ko for a stock kernel with W=1 and sparse on
-# every source (C=2); any compiler or sparse warning fails the stage.
+# every source (C=2); any compiler or sparse finding on a source file
+# ("file.c:LINE:COL: warning: ...") fails the stage.
 build_module() {
 	make -j"$(nproc)" module KDIR="$(kdir "$1")" BUILD="build/$1" C=2 2>&1 |
 		tee "$LOGS/build-$1.out"
 	[ "${PIPESTATUS[0]}" = 0 ] || return 1
-	! grep -E '(warning|error):' "$LOGS/build-$1.out"
+	! grep -E '\.[ch]:[0-9]+(:[0-9]+)?: (warning|error):' "$LOGS/build-$1.out"
 }
 
 provider() {
@@ -301,23 +311,17 @@ run_all() {
 	lane_debug >"$LOGS/lane-debug.out" 2>&1 &
 	local lanes=($!)
 	collect
-	stamped dkms "$(dkms_key)" scripts/dkms-check.sh 6.1
-	# vm-run's self-test (three short boots) shares the 6.12 lane, the
-	# shortest, and only runs when vm-run or its kernel changed.
-	local skey selftest=0
-	skey=$(selftest_key)
-	if want vm-selftest; then
-		if [ -f "$CACHE/stamps/vm-selftest-$skey" ]; then
-			pass "check: vm-selftest (inputs unchanged since it passed, key $skey)"
-		else
-			selftest=1
-		fi
-	fi
+	# The DKMS build and vm-run's self-test (three short boots) run only
+	# when their inputs changed, in the 6.12 lane, the shortest.
+	local dkms=0 selftest=0
+	due dkms "$(dkms_key)" && dkms=1
+	due vm-selftest "$(selftest_key)" && selftest=1
 	if want e2e-6.1; then
 		vm_boot e2e-6.1 6.1 "$vm_tmo" >"$LOGS/lane-6.1.out" 2>&1 &
 		lanes+=($!)
 	fi
 	{
+		[ "$dkms" = 1 ] && lane_run dkms scripts/dkms-check.sh 6.1
 		[ "$selftest" = 1 ] && lane_run vm-selftest scripts/vm-run --selftest --kernel 6.1
 		want e2e-6.12 && vm_boot e2e-6.12 6.12 "$vm_tmo"
 	} >"$LOGS/lane-6.12.out" 2>&1 &
@@ -325,11 +329,8 @@ run_all() {
 	echo "# waiting for the VM lanes"
 	wait "${lanes[@]}"
 	cat "$LOGS"/lane-*.out
-	if [ "$selftest" = 1 ]; then
-		report_rc vm-selftest
-		[ "$(cut -d' ' -f1 "$LOGS/vm-selftest.rc" 2>/dev/null)" = 0 ] &&
-			touch "$CACHE/stamps/vm-selftest-$skey"
-	fi
+	stamp_report dkms
+	stamp_report vm-selftest
 	vm_report e2e-6.1 6.1
 	vm_report e2e-6.12 6.12
 	if want testkernel || want e2e-debug; then

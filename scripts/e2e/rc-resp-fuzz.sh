@@ -12,8 +12,8 @@ A="ip netns exec shca-a"; B="ip netns exec shca-b"
 . scripts/e2e/lib.sh
 modprobe shca
 $A rdma link add shca0 type shca netdev veth-a
-wait_for 60 grep -q ACTIVE /sys/class/infiniband/shca0/ports/1/state
-wait_for 60 sh -c 'grep -q "ffff:0a4d:0001" /sys/class/infiniband/shca0/ports/1/gids/*'
+wait_for 60 port_active shca0
+wait_for 60 rdma_gid shca0 ffff:0a4d:0001
 for f in /sys/class/infiniband/shca0/ports/1/gids/*; do grep -q ffff:0a4d:0001 $f && grep -q "RoCE v2" /sys/class/infiniband/shca0/ports/1/gid_attrs/types/${f##*/} && ga=${f##*/}; done
 # about 0.05 s a packet on the stock kernels under TCG, more under KASAN
 exits_ok "rc_resp_fuzz.py exits 0" $B timeout $((600 + ${SHCA_FUZZ_N:-1710} / 4)) /usr/bin/python3 scripts/e2e/progs/rc_resp_fuzz.py shca0 "$ga"

@@ -19,6 +19,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 export TMPDIR=${TMPDIR:-/tmp}
+. "$here/lib.sh"	# veth_b_to_netns
 
 plan=${SHCA_E2E_SUITES:-}
 if [ -z "$plan" ]; then
@@ -50,12 +51,36 @@ run_step() {
 	esac
 }
 
+# reset: after a failed step, what it may have left behind goes, so the
+# next step starts from the boot's topology: every RDMA device, netem
+# qdiscs on the veths, veth-b back in shca-b, the modules.
+reset() {
+	local d
+	for d in /sys/class/infiniband/*; do
+		[ -e "$d" ] && rdma link delete "${d##*/}" 2>/dev/null
+	done
+	ip netns exec shca-a tc qdisc del dev veth-a root 2>/dev/null
+	ip netns exec shca-b tc qdisc del dev veth-b root 2>/dev/null
+	if ip link show veth-b >/dev/null 2>&1; then
+		tc qdisc del dev veth-b root 2>/dev/null
+		veth_b_to_netns
+	fi
+	modprobe -r shca rdma_rxe 2>/dev/null
+	echo "# reset after a failed step: $(ls /sys/class/infiniband 2>/dev/null | wc -l) RDMA devices left"
+}
+
+# Markers go to the kernel log at KERN_INFO, below the console's level, so
+# they never land in the middle of a line on the serial console.
+mark() {
+	echo "<6>shca-e2e: step $1" >/dev/kmsg
+}
+
 rc=0
 failed=
 out=$TMPDIR/e2e-step.out
 for s in "$@"; do
 	start=$SECONDS
-	echo "shca-e2e: step $s begins" >/dev/kmsg
+	mark "$s begins"
 	run_step "$s" 2>&1 | tee "$out"
 	src=${PIPESTATUS[0]}
 	if [ "$src" != 0 ]; then
@@ -63,8 +88,9 @@ for s in "$@"; do
 		failed="$failed $s"
 		grep -q '^not ok - ' "$out" ||
 			echo "not ok - $s: exited with status $src (no failing case of its own)"
+		reset
 	fi
-	echo "shca-e2e: step $s ends (exit $src)" >/dev/kmsg
+	mark "$s ends (exit $src)"
 	echo "# suite $s took $((SECONDS - start)) s (exit $src)"
 done
 [ $rc -eq 0 ] || echo "# e2e: failed suites:${failed}"
