@@ -207,6 +207,21 @@ def memoize_net_lookups():
         setattr(cls, name, staticmethod(functools.lru_cache(maxsize=None)(fn)))
 
 
+def enter_tests(prefix, dev):
+    """Stage rdma-core's tests in a new scratch directory (returned), make
+    them importable, work from there, hand --dev to their argument parser
+    and memoize their network lookups."""
+    scratch = tempfile.mkdtemp(prefix=prefix)
+    pkg = stage_tests(scratch)
+    sys.path[0:0] = [scratch, pkg]
+    os.chdir(scratch)
+    sys.argv = [sys.argv[0], '--dev', dev]
+    from args_parser import parser
+    parser.parse_args()
+    memoize_net_lookups()
+    return scratch
+
+
 def run_extra_cases(define_tests, label):
     """main() of the extra case files (mw_cases.py, srq_cases.py): run
     the TestCase that define_tests() returns on --dev, with rdma-core's
@@ -217,14 +232,7 @@ def run_extra_cases(define_tests, label):
     args = ap.parse_args()
     DEV = args.dev
     BASELINE = False
-    scratch = tempfile.mkdtemp(prefix=f'{label}-cases-')
-    pkg = stage_tests(scratch)
-    sys.path[0:0] = [scratch, pkg]
-    os.chdir(scratch)
-    sys.argv = [sys.argv[0], '--dev', args.dev]
-    from args_parser import parser
-    parser.parse_args()
-    memoize_net_lookups()
+    enter_tests(f'{label}-cases-', args.dev)
     suite = unittest.TestLoader().loadTestsFromTestCase(define_tests())
     res = unittest.TextTestRunner(stream=sys.stdout, resultclass=Result,
                                   verbosity=0).run(suite)
@@ -251,15 +259,8 @@ def main():
     DEV = args.dev
     BASELINE = args.baseline
 
-    scratch = tempfile.mkdtemp(prefix='pyverbs-')
-    pkg = stage_tests(scratch)
-    sys.path[0:0] = [scratch, pkg]
-    os.chdir(scratch)
-    sys.argv = [sys.argv[0], '--dev', args.dev]
-    from args_parser import parser
-    parser.parse_args()
+    scratch = enter_tests('pyverbs-', args.dev)
     import tests
-    memoize_net_lookups()
 
     # The tests draw QP caps, PSNs and flags at random: a fixed seed makes
     # a run repeatable (the same draws on both devices); vary it by hand.
