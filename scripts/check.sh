@@ -1,15 +1,16 @@
 #!/bin/bash
 # make check (tier "check", what CI runs) and make check-full (tier "full",
-# SHCA_TIER=full: every suite on every kernel at soak sizes).
+# SHCA_TIER=full: the full matrix of scripts/e2e/matrix at soak sizes).
 #
-# Host stages first, several at once: the two stock-kernel module builds
-# (with sparse, C=2), the provider and its host tests, the in-VM test
-# programs, checkpatch, and the DKMS and vm-run self-checks when their
-# inputs changed.  Meanwhile the KUnit/KASAN test kernel builds at low
-# priority if it is not cached.  Then one VM boot per kernel runs the
-# steps scripts/e2e/matrix lists for it: 6.1 (the demo among them), 6.12,
-# and the test kernel (KUnit first, then the suites that pay off under
-# KASAN, lockdep, kmemleak and UBSAN).
+# Host stages first, side by side: the two stock-kernel module builds
+# (W=1, sparse on every source: C=2), the provider and its host tests, the
+# in-VM test programs and checkpatch.  Then one VM boot per kernel runs the
+# steps scripts/e2e/matrix lists for it, the three boots at once: 6.1 (the
+# demo among them), 6.12 (after the DKMS check and vm-run's self-test,
+# which run only when their inputs changed), and the KUnit/KASAN test
+# kernel (KUnit first, then the suites that pay off under KASAN, lockdep,
+# kmemleak and UBSAN), whose lane starts with the host stages and first
+# builds that kernel at low priority if it is not cached.
 #
 # Every stage and every in-VM case counts as one test; case names carry
 # their stage ("e2e-6.12: srq: ...").  A planned suite that never ran
@@ -87,27 +88,20 @@ stage() {
 	return $rc
 }
 
-# bg NAME CMD...: start a host stage in the background; `collect NAME`
-# waits for it and reports it.  Used for stages that can overlap.
+# bg NAME CMD...: start a host stage in the background (lane_run);
+# `collect` waits for those started and reports them.
 BG=()
 bg() {
-	local name=$1
-	shift
-	want "$name" || return 0
-	echo "# stage $name (background): $*"
-	(
-		start=$SECONDS
-		"$@" >"$LOGS/$name.log" 2>&1
-		echo "$? $((SECONDS - start))" >"$LOGS/$name.rc"
-	) &
-	BG+=("$name")
+	want "$1" || return 0
+	echo "# stage $1 (background): ${*:2}"
+	lane_run "$@" &
+	BG+=("$1")
 }
 collect() {
-	local name rc secs
+	local name
 	for name in "${BG[@]}"; do
 		wait_rc_file "$name"
-		read -r rc secs <"$LOGS/$name.rc"
-		report "$name" "$rc" "$secs"
+		report_rc "$name"
 	done
 	BG=()
 }
@@ -271,7 +265,11 @@ selftest_key() {
 # boots keep their pace, then its module, then boots it (KUnit first).
 lane_debug() {
 	if want testkernel || want e2e-debug; then
-		lane_run testkernel nice -n 10 scripts/testkernel.sh build || return 0
+		# bounded, so a slow build cannot carry the run past the deadline
+		local tmo=$(($(left) - 600))
+		[ "$tmo" -gt 60 ] || tmo=60
+		lane_run testkernel timeout "$tmo" nice -n 10 scripts/testkernel.sh build ||
+			return 0
 	fi
 	want e2e-debug || return 0
 	lane_run build-test make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test ||
