@@ -139,7 +139,7 @@ E2E_LOGS=${E2E_LOGS:-${SHCA_OUT:-${TMPDIR:-/tmp}}/e2e-logs}
 mkdir -p "$E2E_LOGS"
 
 # rdma_gid DEV PATTERN: the index of DEV's RoCE v2 GID whose value matches
-# PATTERN (a grep regex on the sysfs text), e.g. "ffff:0a4d:0001".
+# PATTERN (a substring of the sysfs text), e.g. "ffff:0a4d:0001".
 rdma_gid() {
 	local f g t
 	for f in /sys/class/infiniband/"$1"/ports/1/gids/*; do

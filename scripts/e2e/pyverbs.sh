@@ -3,10 +3,10 @@
 # loads) on rdma_rxe and then on shca0, both bound to the same veth with
 # an IPv4 address and IPv6 link-local only.  Runs inside the VM.
 #
-# The tests send over GID 0, the default (link-local) GID.  Each GID
-# costs time: on a device with the device/net/<ifname> link (shca; rxe
-# lacks it) every test's setUp runs `ls` and `ip addr` once per GID, about
-# 0.2 s each under TCG, hence no global IPv6 address (two GIDs, not three).
+# The tests send over GID 0, the default (link-local) GID.  On a device
+# with the device/net/<ifname> link (shca; rxe lacks it) every test's
+# setUp asks `ls` and `ip addr` once per GID; pyverbs-run.py memoizes
+# both, and the veth has no global IPv6 address (two GIDs, not three).
 # IPv6 stays on: the default GID needs the link-local route.
 #
 # rxe goes first and records its outcomes; the shca run then fails for
