@@ -67,18 +67,22 @@ static void shca_qp_kick(struct shca_qp *qp)
  * shca_qp_set_error - move the QP to the error state from an engine
  * @qp: QP
  *
- * Both engines then flush what is posted.
+ * Both engines then flush what is posted.  A QP that its consumer moved to
+ * RESET while the engine was deciding stays in RESET: the error belongs to
+ * the life that modify_qp ended, and the consumer's next RESET->INIT must
+ * not find the QP in ERR.
  * Context: process (an engine work item), may sleep.
  */
 void shca_qp_set_error(struct shca_qp *qp)
 {
-	bool was_err;
+	enum ib_qp_state was;
 
 	mutex_lock(&qp->state_lock);
-	was_err = qp->state == IB_QPS_ERR;
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	was = qp->state;
+	if (was != IB_QPS_RESET)
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
 	mutex_unlock(&qp->state_lock);
-	if (was_err)
+	if (was == IB_QPS_ERR || was == IB_QPS_RESET)
 		return;
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_QP_FATAL);
 	/*
@@ -108,6 +112,11 @@ void shca_qp_fatal(struct shca_qp *qp)
 	bool first;
 
 	mutex_lock(&qp->state_lock);
+	if (qp->state == IB_QPS_RESET) {
+		/* reset meanwhile, as in shca_qp_set_error() */
+		mutex_unlock(&qp->state_lock);
+		return;
+	}
 	first = !qp->fatal_sent;
 	qp->fatal_sent = true;
 	mutex_unlock(&qp->state_lock);
