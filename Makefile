@@ -81,11 +81,12 @@ progs:
 check:
 	$(SCRIPTS)/check.sh
 
-# Soak sizes (scripts/e2e/README): netem 1 GiB, 10^5 fuzz packets, 1000
-# hostile rounds; the seeds are printed by the suites.
+# Soak sizes (scripts/e2e/README): netem 1 GiB, 10^5 fuzz packets in
+# batches of 100, 1000 hostile rounds; the seeds are printed by the suites.
 check-full:
 	SHCA_TIER=full SHCA_NETEM_MIB=$${SHCA_NETEM_MIB:-1024} \
-	SHCA_FUZZ_N=$${SHCA_FUZZ_N:-100000} SHCA_FUZZ_ROUNDS=$${SHCA_FUZZ_ROUNDS:-1000} \
+	SHCA_FUZZ_N=$${SHCA_FUZZ_N:-100000} SHCA_FUZZ_BATCH=$${SHCA_FUZZ_BATCH:-100} \
+	SHCA_FUZZ_ROUNDS=$${SHCA_FUZZ_ROUNDS:-1000} \
 	$(SCRIPTS)/check.sh
 
 bench:

@@ -7,7 +7,10 @@
 #   rc_resp_fuzz.py --plan [N]     the fuzz's plan and coverage only, no device
 #
 #   SHCA_FUZZ_N     hostile packets (default DEFAULT_N, see below)
-#   SHCA_FUZZ_SEED  the seed (default 1); the plan depends on nothing else
+#   SHCA_FUZZ_SEED  the seed (default 1)
+#   SHCA_FUZZ_BATCH packets per pair of fresh QPs (default 10; make
+#                   check-full's soak uses 100: fewer QP setups per packet)
+# The plan depends on these three and nothing else.
 #
 # DEV (netns shca-a, 10.77.0.1, GID index GIDIDX) is reached from 10.77.0.2
 # in netns shca-b.  The fuzz runs in batches of BATCH packets against a
@@ -49,7 +52,9 @@ import os, random, socket, struct, subprocess, sys, time, zlib
 
 RQPSN = 1000          # rq_psn of every fuzzed QP
 MTU = 1024            # their path MTU
-BATCH = 10            # packets per pair of fresh QPs
+BATCH = int(os.environ.get('SHCA_FUZZ_BATCH', '10'))  # packets per QP pair
+if not 1 <= BATCH <= 1000:
+    sys.exit('rc_resp_fuzz.py: SHCA_FUZZ_BATCH must be 1 to 1000')
 NOQPN = 0xabcdef      # QPs are numbered from 2 up: this one never exists
 SRC, DST = '10.77.0.2', '10.77.0.1'
 
