@@ -22,6 +22,38 @@ static void shca_rc_test_rto(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(200), 4096ULL << 31);
 }
 
+static void shca_rc_test_rto_backoff(struct kunit *test)
+{
+	u64 total = 0;
+	u8 n;
+
+	/* no timer stays no timer, however many timeouts */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_backoff_ns(0, 3), 0ULL);
+	/* the first wait is the QP's own local ACK timeout */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_backoff_ns(14, 0), shca_rc_rto_ns(14));
+	/* then it doubles with each timeout in a row ... */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_backoff_ns(14, 1), 2 * shca_rc_rto_ns(14));
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_backoff_ns(14, 3), 8 * shca_rc_rto_ns(14));
+	/* ... up to 2^SHCA_RC_RTO_BACKOFF_MAX times, and no further */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_backoff_ns(14, SHCA_RC_RTO_BACKOFF_MAX),
+			shca_rc_rto_ns(14) << SHCA_RC_RTO_BACKOFF_MAX);
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_backoff_ns(14, 255),
+			shca_rc_rto_ns(14) << SHCA_RC_RTO_BACKOFF_MAX);
+	/* the largest attribute, backed off, does not overflow */
+	KUNIT_EXPECT_EQ(test, shca_rc_rto_backoff_ns(31, 255),
+			(4096ULL << 31) << SHCA_RC_RTO_BACKOFF_MAX);
+	/*
+	 * Never shorter than the IBTA minimum; and retry_cnt 7 with timeout
+	 * 14 (perftest's) gives a silent peer 1 + 2 + 4 + 8 + 16 * 4 = 79
+	 * timeouts' worth (about 5.3 s) before the retry error.
+	 */
+	for (n = 0; n <= 7; n++) {
+		KUNIT_EXPECT_GE(test, shca_rc_rto_backoff_ns(14, n), shca_rc_rto_ns(14));
+		total += shca_rc_rto_backoff_ns(14, n);
+	}
+	KUNIT_EXPECT_EQ(test, total, 79 * shca_rc_rto_ns(14));
+}
+
 static void shca_rc_test_rnr_table(struct kunit *test)
 {
 	/* IBTA RNR NAK timer field: code 0 is the longest, 655.36 ms */
@@ -241,6 +273,7 @@ static void shca_rc_test_window(struct kunit *test)
 
 static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_rto),
+	KUNIT_CASE(shca_rc_test_rto_backoff),
 	KUNIT_CASE(shca_rc_test_rnr_table),
 	KUNIT_CASE(shca_rc_test_rnr_monotonic),
 	KUNIT_CASE(shca_rc_test_retry_cnt),

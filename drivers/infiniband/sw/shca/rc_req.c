@@ -41,6 +41,25 @@ u64 shca_rc_rto_ns(u8 timeout)
 	return 4096ULL << min_t(u8, timeout, 31);
 }
 
+/**
+ * shca_rc_rto_backoff_ns - the retransmit wait after timeouts
+ * @timeout: 5-bit QP attribute; 0 means no timer
+ * @backoff: timeouts in a row since the PSNs last advanced
+ *
+ * The IBTA value is the shortest the timer may be.  Waiting longer after
+ * each timeout that brought no progress lets a peer that is slow, not dead
+ * (a loaded host, an emulated CPU), answer before retry_cnt runs out,
+ * while the first retransmission still comes after the QP's own timeout.
+ *
+ * Return: shca_rc_rto_ns(@timeout) * 2^min(@backoff,
+ * SHCA_RC_RTO_BACKOFF_MAX), 0 for no timeout.
+ */
+u64 shca_rc_rto_backoff_ns(u8 timeout, u8 backoff)
+{
+	return shca_rc_rto_ns(timeout) <<
+	       min_t(u8, backoff, SHCA_RC_RTO_BACKOFF_MAX);
+}
+
 /* IBTA RNR NAK timer field encoding, in units of 10 us. */
 static const u32 shca_rnr_10us[32] = {
 	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
@@ -255,10 +274,17 @@ static void shca_req_disarm(struct shca_qp *qp, struct timer_list *t)
 		shca_qp_put(qp);
 }
 
+/* The current retransmit wait, backoff included.  Context: SQ engine. */
+static u64 shca_req_rto_ns(struct shca_qp *qp)
+{
+	return shca_rc_rto_backoff_ns(READ_ONCE(qp->attr.timeout),
+				      qp->req.rto_backoff);
+}
+
 /* Start the retransmit timer over.  Context: SQ engine. */
 static void shca_req_arm_rto(struct shca_qp *qp)
 {
-	u64 ns = shca_rc_rto_ns(READ_ONCE(qp->attr.timeout));
+	u64 ns = shca_req_rto_ns(qp);
 
 	qp->req.rto_start = jiffies;
 	if (ns)
@@ -389,6 +415,7 @@ void shca_req_advance(struct shca_qp *qp, u32 una)
 		return;
 	shca_rc_win_grow(&req->win, shca_psn_mask(una - req->una));
 	req->una = una;
+	req->rto_backoff = 0;
 	shca_rc_retry_init_cnt(&req->retry, READ_ONCE(qp->attr.retry_cnt));
 	shca_rc_retry_init_rnr(&req->rnr, READ_ONCE(qp->attr.rnr_retry));
 	req->gb_armed = false;
@@ -1073,7 +1100,7 @@ static void shca_req_rnr_expired(struct shca_qp *qp)
 static void shca_req_rto_expired(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
-	u64 ns = shca_rc_rto_ns(READ_ONCE(qp->attr.timeout));
+	u64 ns = shca_req_rto_ns(qp);
 	unsigned long due;
 
 	if (!ns || req->rnr_wait || req->una == req->next_psn)
@@ -1098,6 +1125,8 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 		return;
 	}
 	shca_rc_win_loss(&req->win, true);
+	if (req->rto_backoff < SHCA_RC_RTO_BACKOFF_MAX)
+		req->rto_backoff++;
 	shca_req_go_back(qp, req->una, false);
 	shca_req_arm_rto(qp);
 }
@@ -1218,6 +1247,7 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->psn = attr->sq_psn & 0xffffff;
 		req->una = req->psn;
 		req->next_psn = req->psn;
+		req->rto_backoff = 0;
 		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)

@@ -61,6 +61,7 @@ struct shca_req {
 	u32 gb_psn;		/* last go-back-N target (while gb_armed) */
 	struct shca_rc_win win;	/* adaptive send window (PSNs) */
 	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
+	u8 rto_backoff;		/* timeouts since the last progress */
 	unsigned long events;	/* SHCA_REQ_EV_* bits */
 	struct shca_rc_retry retry;	/* timeouts, from retry_cnt */
 	struct shca_rc_retry rnr;	/* RNR NAKs, from rnr_retry */
@@ -87,7 +88,14 @@ enum shca_rc_aeth_kind {
 	SHCA_RC_AETH_BAD,
 };
 
+/*
+ * Each retransmit timeout without progress doubles the next wait, up to
+ * 2^SHCA_RC_RTO_BACKOFF_MAX times the QP's local ACK timeout.
+ */
+#define SHCA_RC_RTO_BACKOFF_MAX 4
+
 u64 shca_rc_rto_ns(u8 timeout);
+u64 shca_rc_rto_backoff_ns(u8 timeout, u8 backoff);
 u64 shca_rc_rnr_ns(u8 code);
 void shca_rc_retry_init_cnt(struct shca_rc_retry *r, u8 retry_cnt);
 void shca_rc_retry_init_rnr(struct shca_rc_retry *r, u8 rnr_retry);
