@@ -60,4 +60,16 @@ static_assert(SHCA_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
 #define SHCA_DEVICE_ATOMIC_WRITE	0
 #endif
 
+/*
+ * The IBTA 1.5 FLUSH permissions of a QP or MR, IB_ACCESS_FLUSH_GLOBAL and
+ * IB_ACCESS_FLUSH_PERSISTENT: named since 6.2 (with ATOMIC WRITE), but
+ * uverbs passes the bits through on 6.1 as well.  rdma-core 56's pyverbs
+ * suite grants them on every RC QP it makes.
+ */
+#define SHCA_ACCESS_FLUSH	(BIT(8) | BIT(9))
+#ifdef SHCA_HAVE_WC_ATOMIC_WRITE
+static_assert(SHCA_ACCESS_FLUSH ==
+	      (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT));
+#endif
+
 #endif /* SHCA_COMPAT_H */

@@ -307,8 +307,14 @@ static int shca_register(struct shca_dev *sdev, const char *name)
 	mutex_lock(&shca_dev_mutex);
 	sdev->registered = true;
 	sdev->port_state = shca_port_state(sdev);
-	/* the netdev may have gone while the notifier ignored us */
-	if (READ_ONCE(sdev->ndev->reg_state) != NETREG_REGISTERED)
+	/*
+	 * The netdev may have gone while the notifier ignored us.  A racy
+	 * read (unregister_netdevice() sets reg_state under RTNL, which we
+	 * do not hold): a late NETREG_UNREGISTERING is caught by the
+	 * notifier now that sdev->registered is set.  Not READ_ONCE():
+	 * before 6.1.0-54, Debian's reg_state is a bit-field.
+	 */
+	if (data_race(sdev->ndev->reg_state != NETREG_REGISTERED))
 		shca_unregister_queued(sdev);
 	mutex_unlock(&shca_dev_mutex);
 	return 0;

@@ -14,8 +14,16 @@
 #include "roce.h"
 #include "rq.h"
 
+/*
+ * The access a QP may grant.  A FLUSH permission is accepted and has no
+ * effect: shca implements no FLUSH operation (no IB_DEVICE_FLUSH_*
+ * capability), so a FLUSH request is NAKed as an invalid request whatever
+ * the QP grants, the way hardware without FLUSH treats these bits.  Any
+ * other bit is refused.
+ */
 #define SHCA_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 SHCA_ACCESS_FLUSH)
 
 static void shca_qp_release(struct kref *ref)
 {
