@@ -5,8 +5,12 @@
 #   make modules-all    build/6.1/shca.ko and build/6.12/shca.ko
 #   make sparse         C=2 against both stock kernels
 #   make checkpatch     checkpatch.pl --strict --no-tree on our sources
-#   make provider       providers/shca/build/libshca-rdmav34.so
+#   make provider       the provider for the host's rdma-core, built in
+#                       rdma-core's tree (scripts/rdma-core.sh): into
+#                       build/provider/<release>/, copied to providers/shca/build/
+#   make provider-all   build/provider/44.0/ and build/provider/56.1/
 #   make progs          build/progs/: the test programs the e2e suites run
+#   make debs           build/debs/: shca-dkms and libshca1 (one per rdma-core) .debs
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
 #   make check-full     every suite on every kernel at soak sizes (not CI)
 #   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo, rping
@@ -31,7 +35,7 @@ MOD_SRCS := $(shell find $(addprefix $(TOP)/,drivers kunit include) \
 
 SHELL := /bin/bash
 
-.PHONY: all module modules-all sparse checkpatch clean provider check check-full demo bench
+.PHONY: all module modules-all sparse checkpatch clean provider provider-all check check-full demo bench
 
 all: module
 
@@ -71,12 +75,28 @@ checkpatch:
 		$(CHECKPATCH_FILES); rc=$$?; \
 	[ $$rc -eq 0 ] && echo "checkpatch: clean"; exit $$rc
 
+# The rdma-core release installed here (44.0 on Debian 12).
+RDMA_CORE_HOST = $(shell $(SCRIPTS)/rdma-core.sh host-version)
+
 provider:
-	$(MAKE) -C $(TOP)/providers/shca
+	$(SCRIPTS)/rdma-core.sh build $(RDMA_CORE_HOST)
+	@mkdir -p $(TOP)/providers/shca/build
+	cp $(TOP)/build/provider/$(RDMA_CORE_HOST)/libshca-rdmav34.so \
+	   $(TOP)/build/provider/$(RDMA_CORE_HOST)/shca.driver $(TOP)/providers/shca/build/
+
+provider-all:
+	for v in $$($(SCRIPTS)/rdma-core.sh versions); do \
+		$(SCRIPTS)/rdma-core.sh build $$v || exit; done
 
 .PHONY: progs
 progs:
 	$(MAKE) -C $(TOP)/scripts/e2e/progs
+
+# Debian packages (scripts/deb-build.sh): shca-dkms_<ver>_all.deb and
+# libshca1_<ver>+rdmacore<R>_<arch>.deb for each supported rdma-core R.
+.PHONY: debs
+debs:
+	$(SCRIPTS)/deb-build.sh
 
 check:
 	$(SCRIPTS)/check.sh
@@ -101,5 +121,4 @@ demo:
 	$(SCRIPTS)/vm-run --kernel 6.1 --timeout 900 -- $(SCRIPTS)/demo.sh
 
 clean:
-	rm -rf $(TOP)/build
-	$(MAKE) -C $(TOP)/providers/shca clean
+	rm -rf $(TOP)/build $(TOP)/providers/shca/build

@@ -10,7 +10,11 @@
 # which run only when their inputs changed), and the KUnit/KASAN test
 # kernel (KUnit first, then the suites that pay off under KASAN, lockdep,
 # kmemleak and UBSAN), whose lane starts with the host stages and first
-# builds that kernel at low priority if it is not cached.
+# builds that kernel at low priority if it is not cached.  A fourth lane,
+# also started with the host stages, boots Debian 13's own root (deb13:
+# trixie's kernel and rdma-core, shca.ko from DKMS there; the root and the
+# DKMS build are cached) once the provider is built, then, when their
+# inputs changed, tests the Debian packages on Debian 12 and 13.
 #
 # Every stage and every in-VM case counts as one test; case names carry
 # their stage ("e2e-6.12: srq: ...").  A planned suite that never ran
@@ -181,6 +185,9 @@ why() {
 vm_boot() {
 	local name=$1 kernel=$2 tmo=$3 flavour=$2 start rc
 	[ "$kernel" = debug ] && flavour=test
+	# a Debian root's boot sees host dirs only as shares: the rxe baselines
+	local share=()
+	case "$kernel" in deb*) mkdir -p "$CACHE/pyverbs"; share=(--share "$CACHE/pyverbs") ;; esac
 	if [ "$(left)" -lt 120 ]; then
 		echo "late 0" >"$LOGS/$name.rc"
 		return
@@ -189,7 +196,7 @@ vm_boot() {
 	echo "# stage $name: kernel $flavour, timeout $tmo s, steps: $(plan_of "$kernel")"
 	start=$SECONDS
 	env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" \
-		scripts/vm-run --kernel "$flavour" --timeout "$tmo" --out "$LOGS/vm-$name" \
+		scripts/vm-run --kernel "$flavour" "${share[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
 		-- scripts/e2e/run.sh >"$LOGS/$name.log" 2>&1
 	rc=$?
 	echo "$rc $((SECONDS - start))" >"$LOGS/$name.rc"
@@ -246,8 +253,18 @@ build_module() {
 	! grep -E '\.[ch]:[0-9]+(:[0-9]+)?: (warning|error):' "$LOGS/build-$1.out"
 }
 
+# The provider built in rdma-core's tree for each supported release, then
+# each build's host tests (test_dlopen also checks that each build refuses
+# the other release's libibverbs).
 provider() {
-	make -j"$(nproc)" -C providers/shca && make -C providers/shca check
+	local v
+	for v in $(scripts/rdma-core.sh versions); do
+		scripts/rdma-core.sh build "$v" || return
+	done
+	for v in $(scripts/rdma-core.sh versions); do
+		scripts/rdma-core.sh test "$v" || return
+	done
+	make provider
 }
 
 dkms_key() {
@@ -275,6 +292,40 @@ lane_debug() {
 	lane_run build-test make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test ||
 		return 0
 	vm_boot e2e-debug debug "$vm_tmo"
+}
+
+# The Debian 13 lane, started with the host stages: trixie's own root
+# (scripts/debian-root.sh: built once, then cached until that script
+# changes), shca.ko built in it by DKMS with trixie's gcc (skipped while
+# the module sources are unchanged), then, once the provider stage is
+# done, one boot of that root with its own kernel (6.12) and rdma-core.
+lane_deb13() {
+	want e2e-deb13 || return 0
+	lane_run deb13-root scripts/debian-root.sh trixie || return 0
+	lane_run dkms-deb13 scripts/dkms-root.sh trixie || return 0
+	want provider && wait_rc_file provider
+	vm_boot e2e-deb13 deb13 "$vm_tmo"
+	lane_pkg
+}
+
+# The Debian packages (scripts/deb-build.sh), installed with apt into a
+# throwaway copy of each release's root, then used in a boot of that copy
+# (scripts/pkg-install-test.sh): only for the releases in $PKG_RELEASES,
+# those whose inputs changed since they last passed (pkg_key).  Runs at
+# the end of the Debian 13 lane, after the provider stage.
+lane_pkg() {
+	local r
+	[ -n "$PKG_RELEASES" ] || return 0
+	lane_run debs scripts/deb-build.sh || return 0
+	for r in $PKG_RELEASES; do
+		lane_run "pkg-$r" scripts/pkg-install-test.sh "$r"
+	done
+}
+pkg_key() {
+	hash_of packaging drivers include kunit dkms.conf Kbuild Makefile providers \
+		scripts/deb-build.sh scripts/pkg-install-test.sh scripts/e2e/pkg.sh \
+		scripts/e2e/lib.sh scripts/rdma-core.sh scripts/debian-root.sh \
+		scripts/vm-run scripts/vm scripts/kernel-info.sh
 }
 
 # lane_run NAME CMD...: run a stage inside a lane: output in $LOGS/NAME.log,
@@ -308,6 +359,16 @@ run_all() {
 	# the test kernel may build during the host stages too
 	lane_debug >"$LOGS/lane-debug.out" 2>&1 &
 	local lanes=($!)
+	# the package tests run only when their inputs changed (pkg_key)
+	local r key
+	key=$(pkg_key)
+	PKG_RELEASES=
+	for r in bookworm trixie; do
+		due "pkg-$r" "$key" && PKG_RELEASES+=" $r"
+	done
+	want debs || PKG_RELEASES=
+	lane_deb13 >"$LOGS/lane-deb13.out" 2>&1 &
+	lanes+=($!)
 	collect
 	# The DKMS build and vm-run's self-test (three short boots) run only
 	# when their inputs changed, in the 6.12 lane, the shortest.
@@ -331,6 +392,17 @@ run_all() {
 	stamp_report vm-selftest
 	vm_report e2e-6.1 6.1
 	vm_report e2e-6.12 6.12
+	if want e2e-deb13; then
+		report_rc deb13-root
+		[ -f "$LOGS/deb13-root.rc" ] && [ "$(cut -d' ' -f1 "$LOGS/deb13-root.rc")" = 0 ] &&
+			report_rc dkms-deb13
+		vm_report e2e-deb13 deb13
+	fi
+	[ -n "$PKG_RELEASES" ] && report_rc debs
+	for r in $PKG_RELEASES; do
+		count_cases "$LOGS/pkg-$r.log" "$r: "
+		stamp_report "pkg-$r"
+	done
 	if want testkernel || want e2e-debug; then
 		report_rc testkernel
 	fi

@@ -5,7 +5,8 @@ PKGS="make gcc libc6-dev bc flex bison libelf-dev libssl-dev dwarves cpio kmod
 xz-utils zstd rsync pkg-config python3 sparse linux-source-6.1
 qemu-system-x86 busybox-static iproute2 iputils-ping ethtool
 rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs
-libibverbs-dev librdmacm-dev dkms"
+libibverbs-dev librdmacm-dev dkms debootstrap dpkg-dev
+cmake ninja-build libnl-3-dev libnl-route-3-dev patch curl"
 missing=()
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

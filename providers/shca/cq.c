@@ -14,33 +14,6 @@
 
 #include "shca.h"
 
-struct shca_create_cq_cmd {
-	struct ibv_create_cq_ex ibv_cmd;
-	struct shca_create_cq_req drv;
-};
-
-struct shca_create_cq_cmd_resp {
-	struct ib_uverbs_ex_create_cq_resp ibv_resp;
-	struct shca_create_cq_resp drv;
-};
-
-struct shca_resize_cq_cmd {
-	struct ibv_resize_cq ibv_cmd;
-	struct shca_resize_cq_req drv;
-};
-
-struct shca_resize_cq_cmd_resp {
-	struct ib_uverbs_resize_cq_resp ibv_resp;
-	struct shca_resize_cq_resp drv;
-};
-
-static_assert(sizeof(struct shca_create_cq_cmd_resp) ==
-	      sizeof(struct ib_uverbs_ex_create_cq_resp) +
-	      sizeof(struct shca_create_cq_resp), "implicit padding");
-static_assert(sizeof(struct shca_resize_cq_cmd_resp) ==
-	      sizeof(struct ib_uverbs_resize_cq_resp) +
-	      sizeof(struct shca_resize_cq_resp), "implicit padding");
-
 /* ------------------------------------------------------------------ */
 /* Reading the ring                                                   */
 /* ------------------------------------------------------------------ */
@@ -390,8 +363,8 @@ static int shca_cq_map(struct shca_cq *cq, const struct shca_ring_info *info,
 static struct shca_cq *shca_cq_create(struct ibv_context *ctx,
 				      const struct ibv_cq_init_attr_ex *attr)
 {
-	struct shca_create_cq_cmd_resp resp = {};
-	struct shca_create_cq_cmd cmd = {};
+	struct ushca_create_cq_resp resp = {};
+	struct ushca_create_cq cmd = {};
 	struct shca_cq *cq;
 	int ret;
 
@@ -408,13 +381,13 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ctx,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
 	if (ret)
 		goto err_free;
-	ret = shca_cq_map(cq, &resp.drv.ring, ctx->cmd_fd, cq->vcq.cq.cqe);
+	ret = shca_cq_map(cq, &resp.ring, ctx->cmd_fd, cq->vcq.cq.cqe);
 	if (ret) {
 		verbs_err(verbs_get_ctx(ctx), "CQ %u: bad ring from kernel\n",
-			  resp.drv.cqn);
+			  resp.cqn);
 		goto err_destroy;
 	}
-	cq->cqn = resp.drv.cqn;
+	cq->cqn = resp.cqn;
 	shca_cq_set_ex_ops(&cq->vcq.cq_ex);
 	return cq;
 
@@ -466,8 +439,8 @@ int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
 	struct shca_cq *cq = to_shca_cq(ibcq);
-	struct shca_resize_cq_cmd_resp resp = {};
-	struct shca_resize_cq_cmd cmd = {};
+	struct ushca_resize_cq_resp resp = {};
+	struct ushca_resize_cq cmd = {};
 	struct shca_ring old;
 	int ret;
 
@@ -476,7 +449,7 @@ int shca_resize_cq(struct ibv_cq *ibcq, int cqe)
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd.ibv_cmd, sizeof(cmd),
 				&resp.ibv_resp, sizeof(resp));
 	if (!ret)
-		ret = shca_cq_map(cq, &resp.drv.ring, ibcq->context->cmd_fd,
+		ret = shca_cq_map(cq, &resp.ring, ibcq->context->cmd_fd,
 				  ibcq->cqe);
 	if (!ret)
 		shca_ring_unmap(&old);

@@ -11,20 +11,6 @@
 
 #include "shca.h"
 
-struct shca_create_qp_cmd {
-	struct ibv_create_qp ibv_cmd;
-	struct shca_create_qp_req drv;
-};
-
-struct shca_create_qp_cmd_resp {
-	struct ib_uverbs_create_qp_resp ibv_resp;
-	struct shca_create_qp_resp drv;
-};
-
-static_assert(sizeof(struct shca_create_qp_cmd_resp) ==
-	      sizeof(struct ib_uverbs_create_qp_resp) +
-	      sizeof(struct shca_create_qp_resp), "implicit padding");
-
 static int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
 {
 	if (attr->comp_mask &
@@ -153,8 +139,8 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
  */
 static int shca_cmd_create_qp(struct ibv_context *ctx, struct shca_qp *qp,
 			      struct ibv_qp_init_attr_ex *attr,
-			      struct shca_create_qp_cmd *cmd,
-			      struct shca_create_qp_cmd_resp *resp)
+			      struct ushca_create_qp *cmd,
+			      struct ushca_create_qp_resp *resp)
 {
 	uint32_t comp_mask = attr->comp_mask;
 	int ret;
@@ -169,8 +155,8 @@ static int shca_cmd_create_qp(struct ibv_context *ctx, struct shca_qp *qp,
 static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 				      struct ibv_qp_init_attr_ex *attr)
 {
-	struct shca_create_qp_cmd_resp resp = {};
-	struct shca_create_qp_cmd cmd = {};
+	struct ushca_create_qp_resp resp = {};
+	struct ushca_create_qp cmd = {};
 	struct ibv_qp_cap want = attr->cap;
 	struct shca_qp *qp;
 	int ret;
@@ -187,7 +173,7 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 	ret = shca_cmd_create_qp(ctx, qp, attr, &cmd, &resp);
 	if (ret)
 		goto err_free;
-	ret = shca_qp_setup(qp, ctx, attr, &want, &resp.drv);
+	ret = shca_qp_setup(qp, ctx, attr, &want, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
 	return qp;

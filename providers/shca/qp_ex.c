@@ -29,9 +29,6 @@
 			 IBV_QP_EX_WITH_ATOMIC_WRITE)
 #define SHCA_OPS_MEM	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
 
-/* rdma-core's VERBS_QP_EX: ibv_qp_to_qp_ex() returns &vqp->qp_ex */
-#define SHCA_VERBS_QP_EX (1u << 1)
-
 static uint64_t shca_ops_of(enum ibv_qp_type type)
 {
 	switch (type) {
@@ -66,7 +63,7 @@ int shca_qp_ex_check(enum ibv_qp_type type, uint64_t send_ops)
 
 static struct shca_qp *qpx_to_shca(struct ibv_qp_ex *qpx)
 {
-	return shca_container_of(qpx, struct shca_qp, vqp.qp_ex);
+	return container_of(qpx, struct shca_qp, vqp.qp_ex);
 }
 
 static void shca_wr_fail(struct shca_qp *qp, int err)
@@ -260,6 +257,26 @@ static void shca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	wqe->flags |= SHCA_WQE_F_INLINE;
 }
 
+#if SHCA_RDMA_CORE_VERSION_CODE >= 4500
+/*
+ * ibv_wr_flush() came with rdma-core 45.0.  shca has no FLUSH, so
+ * shca_qp_ex_check() never grants IBV_QP_EX_WITH_FLUSH and a call fails
+ * the batch like any other operation that was not granted.
+ */
+static void shca_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			  uint64_t remote_addr, size_t len, uint8_t type,
+			  uint8_t level)
+{
+	(void)rkey;
+	(void)remote_addr;
+	(void)len;
+	(void)type;
+	(void)level;
+	if (!qpx_to_shca(qpx)->wr_err)
+		shca_wr_fail(qpx_to_shca(qpx), EINVAL);
+}
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Data and address setters                                           */
 /* ------------------------------------------------------------------ */
@@ -420,7 +437,7 @@ void shca_qp_ex_init(struct shca_qp *qp, uint64_t send_ops)
 	struct ibv_qp_ex *qpx = &qp->vqp.qp_ex;
 
 	qp->send_ops = send_ops;
-	qp->vqp.comp_mask |= SHCA_VERBS_QP_EX;
+	qp->vqp.comp_mask |= VERBS_QP_EX;
 	qpx->wr_start = shca_wr_start;
 	qpx->wr_complete = shca_wr_complete;
 	qpx->wr_abort = shca_wr_abort;
@@ -440,4 +457,7 @@ void shca_qp_ex_init(struct shca_qp *qp, uint64_t send_ops)
 	qpx->wr_bind_mw = shca_wr_bind_mw;
 	qpx->wr_local_inv = shca_wr_local_inv;
 	qpx->wr_atomic_write = shca_wr_atomic_write;
+#if SHCA_RDMA_CORE_VERSION_CODE >= 4500
+	qpx->wr_flush = shca_wr_flush;
+#endif
 }

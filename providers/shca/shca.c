@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +46,7 @@ static int shca_loaded_libibverbs(char *out, size_t out_len)
 	 * No program references this private symbol, so its address is the
 	 * one inside libibverbs itself, never a PLT stub in the executable.
 	 */
-	if (!dladdr((void *)&verbs_register_driver_34, &info) ||
+	if (!dladdr((void *)&verbs_register_driver, &info) ||
 	    !info.dli_fname)
 		return ENOENT;
 	real = realpath(info.dli_fname, NULL);
@@ -120,7 +121,7 @@ static struct verbs_device *shca_alloc_device(struct verbs_sysfs_dev *sysfs)
 
 static void shca_uninit_device(struct verbs_device *vdev)
 {
-	free(shca_container_of(vdev, struct shca_device, ibv_dev));
+	free(container_of(vdev, struct shca_device, ibv_dev));
 }
 
 /* ------------------------------------------------------------------ */
@@ -162,14 +163,9 @@ static int shca_query_port(struct ibv_context *ctx, uint8_t port,
 /* Protection domains                                                 */
 /* ------------------------------------------------------------------ */
 
-struct shca_alloc_pd_cmd_resp {
-	struct ib_uverbs_alloc_pd_resp ibv_resp;
-	struct shca_alloc_pd_resp drv;
-};
-
 static struct ibv_pd *shca_alloc_pd(struct ibv_context *ctx)
 {
-	struct shca_alloc_pd_cmd_resp resp = {};
+	struct ushca_alloc_pd_resp resp = {};
 	struct ibv_alloc_pd cmd;
 	struct shca_pd *pd;
 	int ret;
@@ -184,7 +180,7 @@ static struct ibv_pd *shca_alloc_pd(struct ibv_context *ctx)
 		errno = ret;
 		return NULL;
 	}
-	pd->pdn = resp.drv.pdn;
+	pd->pdn = resp.pdn;
 	return &pd->ibv_pd;
 }
 
@@ -193,7 +189,7 @@ static int shca_dealloc_pd(struct ibv_pd *ibpd)
 	int ret = ibv_cmd_dealloc_pd(ibpd);
 
 	if (!ret)
-		free(shca_container_of(ibpd, struct shca_pd, ibv_pd));
+		free(container_of(ibpd, struct shca_pd, ibv_pd));
 	return ret;
 }
 
@@ -283,15 +279,10 @@ static int shca_dealloc_mw(struct ibv_mw *mw)
 /* Address handles                                                    */
 /* ------------------------------------------------------------------ */
 
-struct shca_create_ah_cmd_resp {
-	struct ib_uverbs_create_ah_resp ibv_resp;
-	struct shca_create_ah_resp drv;
-};
-
 static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
 				     struct ibv_ah_attr *attr)
 {
-	struct shca_create_ah_cmd_resp resp = {};
+	struct ushca_create_ah_resp resp = {};
 	struct shca_ah *ah;
 	int ret;
 
@@ -306,7 +297,7 @@ static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
 		return NULL;
 	}
 	/* Named by UD send WQEs (issue #3). */
-	ah->ah_handle = resp.drv.ah_handle;
+	ah->ah_handle = resp.ah_handle;
 	return &ah->ibv_ah;
 }
 
@@ -315,7 +306,7 @@ static int shca_destroy_ah(struct ibv_ah *ibah)
 	int ret = ibv_cmd_destroy_ah(ibah);
 
 	if (!ret)
-		free(shca_container_of(ibah, struct shca_ah, ibv_ah));
+		free(container_of(ibah, struct shca_ah, ibv_ah));
 	return ret;
 }
 
@@ -368,23 +359,6 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.resize_cq = shca_resize_cq,
 };
 
-struct shca_get_context_cmd {
-	struct ibv_get_context ibv_cmd;
-	struct shca_alloc_ucontext_req drv;
-};
-
-struct shca_get_context_resp {
-	struct ib_uverbs_get_context_resp ibv_resp;
-	struct shca_alloc_ucontext_resp drv;
-};
-
-static_assert(sizeof(struct shca_get_context_cmd) ==
-	      sizeof(struct ibv_get_context) +
-	      sizeof(struct shca_alloc_ucontext_req), "implicit padding");
-static_assert(sizeof(struct shca_get_context_resp) ==
-	      sizeof(struct ib_uverbs_get_context_resp) +
-	      sizeof(struct shca_alloc_ucontext_resp), "implicit padding");
-
 /* The kernel's limits must describe entries at least as big as ours. */
 static int shca_check_ucontext_resp(const struct shca_alloc_ucontext_resp *r)
 {
@@ -403,22 +377,21 @@ static int shca_check_ucontext_resp(const struct shca_alloc_ucontext_resp *r)
 static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 						int cmd_fd, void *private_data)
 {
-	struct shca_get_context_cmd cmd = {};
-	struct shca_get_context_resp resp = {};
+	struct ushca_alloc_ucontext cmd = {};
+	struct ushca_alloc_ucontext_resp resp = {};
 	struct shca_context *ctx;
 	int ret;
 
 	(void)private_data;
-	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
-		(struct verbs_context *)offsetof(struct shca_context, ibv_ctx),
-		RDMA_DRIVER_UNKNOWN);
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   RDMA_DRIVER_UNKNOWN);
 	if (!ctx)
 		return NULL;
 
 	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd.ibv_cmd, sizeof(cmd),
 				  &resp.ibv_resp, sizeof(resp));
 	if (!ret)
-		ret = shca_check_ucontext_resp(&resp.drv);
+		ret = shca_check_ucontext_resp(&resp.drv_payload);
 	if (ret) {
 		verbs_err(&ctx->ibv_ctx, "ALLOC_UCONTEXT failed: %d\n", ret);
 		verbs_uninit_context(&ctx->ibv_ctx);
@@ -426,7 +399,7 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 		errno = ret;
 		return NULL;
 	}
-	ctx->limits = resp.drv;
+	ctx->limits = resp.drv_payload;
 	verbs_set_ops(&ctx->ibv_ctx, &shca_ctx_ops);
 	return &ctx->ibv_ctx;
 }
@@ -465,6 +438,30 @@ static const struct verbs_device_ops shca_dev_ops = {
 	.alloc_context = shca_alloc_context,
 };
 
+/*
+ * rdma-core's PROVIDER_DRIVER() registers unconditionally; this constructor
+ * does what it does (verbs_register_driver(), which names the private ABI
+ * tag) only after the check below.  IBVERBS_PRIVATE_34 does not pin the
+ * layouts of the structures we share with libibverbs (verbs_qp and
+ * ibv_qp_ex grew under the same tag), so a provider built in one rdma-core
+ * release must not run under another's libibverbs.  The refusal goes to
+ * rdma-core's log (VERBS_LOG_LEVEL, VERBS_LOG_FILE) and, like libibverbs'
+ * own warning about a provider it cannot load, to stderr.
+ */
+static void shca_refuse(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static void shca_refuse(const char *fmt, ...)
+{
+	char msg[2 * PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	__verbs_log(NULL, VERBS_LOG_ERR, "shca: %s; provider disabled\n", msg);
+	fprintf(stderr, "libshca: Warning: %s; provider disabled\n", msg);
+}
+
 static __attribute__((constructor)) void shca_register_driver(void)
 {
 	char path[PATH_MAX];
@@ -472,16 +469,14 @@ static __attribute__((constructor)) void shca_register_driver(void)
 
 	ret = shca_loaded_libibverbs(path, sizeof(path));
 	if (ret) {
-		fprintf(stderr,
-			"libshca: cannot locate the loaded libibverbs (%s); provider disabled\n",
-			strerror(ret));
+		shca_refuse("cannot locate the loaded libibverbs (%s)",
+			    strerror(ret));
 		return;
 	}
 	if (shca_check_libibverbs_path(path)) {
-		fprintf(stderr,
-			"libshca: built for %s (rdma-core 44.0) but the loaded libibverbs is %s; provider disabled\n",
-			SHCA_LIBIBVERBS_FILE, path);
+		shca_refuse("built for %s (rdma-core %s) but the loaded libibverbs is %s",
+			    SHCA_LIBIBVERBS_FILE, SHCA_RDMA_CORE_VERSION, path);
 		return;
 	}
-	verbs_register_driver_34(&shca_dev_ops);
+	verbs_register_driver(&shca_dev_ops);
 }

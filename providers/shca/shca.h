@@ -9,17 +9,43 @@
 #define SHCA_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "verbs_private.h"
-#include "shca-abi.h"
+#include <ccan/container_of.h>
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
+#include <rdma/shca-abi.h>
+#include <kernel-abi/shca-abi.h>
 
-/* The only libibverbs whose private ABI this provider was built for. */
-#define SHCA_LIBIBVERBS_FILE "libibverbs.so.1.14.44.0"
+/*
+ * Set by CMakeLists.txt from the rdma-core tree we are built in:
+ * SHCA_RDMA_CORE_VERSION ("44.0"), SHCA_RDMA_CORE_VERSION_CODE (major *
+ * 100 + minor: 4400) and SHCA_LIBIBVERBS_FILE, the file name of that
+ * tree's libibverbs ("libibverbs.so.1.14.44.0"), the only libibverbs
+ * whose private ABI this provider was built for.
+ */
+#if !defined(SHCA_RDMA_CORE_VERSION) || \
+	!defined(SHCA_RDMA_CORE_VERSION_CODE) || !defined(SHCA_LIBIBVERBS_FILE)
+#error "build the shca provider inside rdma-core (scripts/rdma-core.sh build)"
+#endif
 
-#define shca_container_of(ptr, type, member)                                   \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+/* Commands with driver data, laid out by rdma-core's kernel-abi macros. */
+DECLARE_DRV_CMD(ushca_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
+		shca_alloc_ucontext_req, shca_alloc_ucontext_resp);
+DECLARE_DRV_CMD(ushca_alloc_pd, IB_USER_VERBS_CMD_ALLOC_PD,
+		empty, shca_alloc_pd_resp);
+DECLARE_DRV_CMD(ushca_create_ah, IB_USER_VERBS_CMD_CREATE_AH,
+		empty, shca_create_ah_resp);
+DECLARE_DRV_CMD(ushca_create_cq, IB_USER_VERBS_EX_CMD_CREATE_CQ,
+		shca_create_cq_req, shca_create_cq_resp);
+DECLARE_DRV_CMD(ushca_resize_cq, IB_USER_VERBS_CMD_RESIZE_CQ,
+		shca_resize_cq_req, shca_resize_cq_resp);
+DECLARE_DRV_CMD(ushca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
+		shca_create_qp_req, shca_create_qp_resp);
+DECLARE_DRV_CMD(ushca_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
+		shca_create_srq_req, shca_create_srq_resp);
 
 struct shca_device {
 	struct verbs_device ibv_dev;
@@ -109,37 +135,32 @@ struct shca_ah {
 
 static inline struct shca_context *to_shca_ctx(struct ibv_context *ctx)
 {
-	return shca_container_of(ctx, struct shca_context, ibv_ctx.context);
+	return container_of(ctx, struct shca_context, ibv_ctx.context);
 }
 
 static inline struct shca_cq *to_shca_cq(struct ibv_cq *cq)
 {
-	return shca_container_of(cq, struct shca_cq, vcq.cq);
+	return container_of(cq, struct shca_cq, vcq.cq);
 }
 
 static inline struct shca_cq *ex_to_shca_cq(struct ibv_cq_ex *cq)
 {
-	return shca_container_of(cq, struct shca_cq, vcq.cq_ex);
+	return container_of(cq, struct shca_cq, vcq.cq_ex);
 }
 
 static inline struct shca_qp *to_shca_qp(struct ibv_qp *qp)
 {
-	return shca_container_of(qp, struct shca_qp, vqp.qp);
+	return container_of(qp, struct shca_qp, vqp.qp);
 }
 
 static inline struct shca_srq *to_shca_srq(struct ibv_srq *srq)
 {
-	return shca_container_of(srq, struct shca_srq, ibv_srq);
+	return container_of(srq, struct shca_srq, ibv_srq);
 }
 
 static inline struct shca_ah *to_shca_ah(struct ibv_ah *ah)
 {
-	return shca_container_of(ah, struct shca_ah, ibv_ah);
-}
-
-static inline struct verbs_mr *to_verbs_mr(struct ibv_mr *mr)
-{
-	return shca_container_of(mr, struct verbs_mr, ibv_mr);
+	return container_of(ah, struct shca_ah, ibv_ah);
 }
 
 /* shca.c */

@@ -12,23 +12,6 @@
 
 #include "shca.h"
 
-struct shca_create_srq_cmd {
-	struct ibv_create_srq ibv_cmd;
-	struct shca_create_srq_req drv;
-};
-
-struct shca_create_srq_cmd_resp {
-	struct ib_uverbs_create_srq_resp ibv_resp;
-	struct shca_create_srq_resp drv;
-};
-
-static_assert(sizeof(struct shca_create_srq_cmd) ==
-	      sizeof(struct ibv_create_srq) +
-	      sizeof(struct shca_create_srq_req), "implicit padding");
-static_assert(sizeof(struct shca_create_srq_cmd_resp) ==
-	      sizeof(struct ib_uverbs_create_srq_resp) +
-	      sizeof(struct shca_create_srq_resp), "implicit padding");
-
 /* Check what the kernel returned and map the ring. */
 static int shca_srq_setup(struct shca_srq *srq, struct ibv_context *ctx,
 			  const struct ibv_srq_attr *want,
@@ -55,8 +38,8 @@ static int shca_srq_setup(struct shca_srq *srq, struct ibv_context *ctx,
 struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr)
 {
-	struct shca_create_srq_cmd_resp resp = {};
-	struct shca_create_srq_cmd cmd = {};
+	struct ushca_create_srq_resp resp = {};
+	struct ushca_create_srq cmd = {};
 	struct ibv_srq_attr want = attr->attr;
 	struct shca_srq *srq;
 	int ret = ENOMEM;
@@ -69,7 +52,8 @@ struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 				 sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (ret)
 		goto err_free;
-	ret = shca_srq_setup(srq, pd->context, &want, &attr->attr, &resp.drv);
+	ret = shca_srq_setup(srq, pd->context, &want, &attr->attr,
+			     &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
 	return &srq->ibv_srq;

@@ -249,6 +249,20 @@ tail1() {
 	tail -n "${2:-3}" "$1" 2>/dev/null | tr '\n' ' '
 }
 
+# gist FILE [N]: why a program failed, from its log: its first three lines
+# that look like an error (programs like perftest print the error on
+# stderr, which lands above their buffered stdout), else the last N lines.
+gist() {
+	local e
+	e=$(grep -a -i -m 3 -E "error|fail|couldn'?t|unable|refused|timed? ?out|invalid|denied|no such" \
+		"$1" 2>/dev/null | tr '\n' ' ')
+	if [ -n "$e" ]; then
+		echo "$e"
+	else
+		tail1 "$1" "${2:-3}"
+	fi
+}
+
 # e2e_selected NAME: false when $E2E_ONLY (an extended regex, for ad hoc
 # runs) is set and NAME does not match it.
 e2e_selected() {
@@ -294,7 +308,7 @@ pair_case() {
 	fi
 	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
 	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
-		not_ok "$name" "client rc=$crc: $(tail1 "$clog" 6) | server rc=$src: $(tail1 "$slog" 6)"
+		not_ok "$name" "client rc=$crc: $(gist "$clog" 6) | server rc=$src: $(gist "$slog" 6)"
 	elif [ -n "$chk" ] && ! why=$("$chk" "$slog" "$clog" 2>&1); then
 		not_ok "$name" "$why"
 	else

@@ -3,16 +3,21 @@
  * Load the built provider the way libibverbs does (dlopen after
  * libibverbs.so.1 is loaded) and check its load-time version gate:
  *
- *  1. with the system libibverbs 44.0: the provider loads, every
- *     IBVERBS_PRIVATE_34 reference resolves (RTLD_NOW) and the gate
- *     prints no refusal;
- *  2. with the same library file named libibverbs.so.1.13.43.0 (found via
- *     LD_LIBRARY_PATH): the gate refuses and says so on stderr;
- *  3. with it named libibverbs.so.1.14.44.0 in another directory: accepted
- *     again, so case 2 failed because of the version and nothing else.
+ *   test_dlopen PROVIDER.so +LIBIBVERBS... [-LIBIBVERBS...]
  *
- * Each case runs in a child process (re-executing this binary) so that
- * each gets its own dynamic linker state and its stderr can be captured.
+ * Each +LIBIBVERBS is a libibverbs the provider must accept: the provider
+ * loads, every IBVERBS_PRIVATE_34 reference resolves (RTLD_NOW) and the
+ * gate prints no refusal.  Each -LIBIBVERBS (e.g. another rdma-core
+ * release's) must be refused, and the refusal must name the file the
+ * provider was built for.  With the first +LIBIBVERBS two more cases:
+ * the same file named libibverbs.so.1.13.43.0 is refused, and the same
+ * file copied to another directory under its own name is accepted again,
+ * so the refusal is about the version and nothing else.
+ *
+ * A library is found through LD_LIBRARY_PATH (its own directory must hold
+ * the libibverbs.so.1 link; copies get one), in a child process
+ * (re-executing this binary) that gets its own dynamic linker state and
+ * whose stderr is captured.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,7 +29,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SYS_VERBS "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
 #define REFUSAL "provider disabled"
 
 static int failures;
@@ -73,15 +77,15 @@ static int run_child(const char *self, const char *lib, const char *ldpath,
 	return WEXITSTATUS(status);
 }
 
-/* A directory holding a copy of the system libibverbs named @file. */
-static int make_fake_verbs(char *dir, const char *file)
+/* A directory holding a copy of libibverbs @src named @file. */
+static int make_fake_verbs(char *dir, const char *src, const char *file)
 {
-	char cmd[PATH_MAX * 3];
+	char cmd[PATH_MAX * 4];
 
 	if (!mkdtemp(dir))
 		return -1;
 	snprintf(cmd, sizeof(cmd),
-		 "cp -L %s %s/%s && ln -s %s %s/libibverbs.so.1", SYS_VERBS,
+		 "cp -L '%s' '%s/%s' && ln -s '%s' '%s/libibverbs.so.1'", src,
 		 dir, file, file, dir);
 	return system(cmd);
 }
@@ -98,8 +102,10 @@ static void remove_dir(const char *dir)
 static void expect(const char *name, int rc, const char *err, bool refused)
 {
 	bool saw = strstr(err, REFUSAL) != NULL;
+	bool named = strstr(err, "built for " SHCA_LIBIBVERBS_FILE " (rdma-core "
+			    SHCA_RDMA_CORE_VERSION ")") != NULL;
 
-	if (rc != 0 || saw != refused) {
+	if (rc != 0 || saw != refused || named != refused) {
 		fprintf(stderr, "FAIL %s: rc=%d, refusal %s; stderr:\n%s\n", name,
 			rc, saw ? "printed" : "not printed", err);
 		failures++;
@@ -108,45 +114,79 @@ static void expect(const char *name, int rc, const char *err, bool refused)
 	}
 }
 
+/* @file NULL: @src in place, else a copy of @src named @file. */
 static void run_case(const char *self, const char *lib, const char *name,
-		     const char *file, bool refused)
+		     const char *src, const char *file, bool refused)
 {
 	char dir[] = "/tmp/shca-verbs-XXXXXX";
+	char here[PATH_MAX];
 	char err[4096];
 	int rc;
 
-	if (file && make_fake_verbs(dir, file)) {
+	if (!file) {
+		snprintf(here, sizeof(here), "%s", src);
+		*strrchr(here, '/') = 0;
+	} else if (make_fake_verbs(dir, src, file)) {
 		fprintf(stderr, "FAIL %s: cannot set up %s\n", name, dir);
 		failures++;
 		return;
 	}
-	rc = run_child(self, lib, file ? dir : NULL, err, sizeof(err));
+	rc = run_child(self, lib, file ? dir : here, err, sizeof(err));
 	expect(name, rc, err, refused);
 	if (file)
 		remove_dir(dir);
 }
 
+/* Run the cases for one +LIB or -LIB argument. */
+static int run_arg(const char *self, const char *lib, const char *arg,
+		   bool first)
+{
+	char real[PATH_MAX], name[PATH_MAX + 64];
+	bool refused = arg[0] == '-';
+	const char *base;
+
+	if ((arg[0] != '+' && arg[0] != '-') || !realpath(arg + 1, real))
+		return -1;
+	base = strrchr(real, '/') + 1;
+	snprintf(name, sizeof(name), "%s %s", real,
+		 refused ? "refused" : "accepted");
+	run_case(self, lib, name, real, NULL, refused);
+	if (refused || !first)
+		return 0;
+	snprintf(name, sizeof(name), "%s renamed libibverbs.so.1.13.43.0 refused",
+		 base);
+	run_case(self, lib, name, real, "libibverbs.so.1.13.43.0", true);
+	snprintf(name, sizeof(name), "%s relocated accepted", base);
+	run_case(self, lib, name, real, base, false);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], lib[PATH_MAX];
+	bool first = true;
+	int i;
 
 	if (argc == 3 && !strcmp(argv[2], "--child"))
 		return child(argv[1]);
-	if (argc != 2 || !realpath(argv[1], lib) ||
-	    !realpath("/proc/self/exe", self)) {
-		fprintf(stderr, "usage: %s path/to/libshca-rdmav34.so\n", argv[0]);
-		return 2;
+	if (argc < 3 || argv[2][0] != '+' || !realpath(argv[1], lib) ||
+	    !realpath("/proc/self/exe", self))
+		goto usage;
+	for (i = 2; i < argc; i++) {
+		if (run_arg(self, lib, argv[i], first))
+			goto usage;
+		first = false;
 	}
-
-	run_case(self, lib, "system libibverbs 44.0 accepted", NULL, false);
-	run_case(self, lib, "libibverbs.so.1.13.43.0 refused",
-		 "libibverbs.so.1.13.43.0", true);
-	run_case(self, lib, "relocated libibverbs.so.1.14.44.0 accepted",
-		 "libibverbs.so.1.14.44.0", false);
 	if (failures) {
 		fprintf(stderr, "test_dlopen: %d failure(s)\n", failures);
 		return 1;
 	}
 	printf("test_dlopen: all passed\n");
 	return 0;
+
+usage:
+	fprintf(stderr,
+		"usage: %s path/to/libshca-rdmav34.so +LIBIBVERBS... [-LIBIBVERBS...]\n",
+		argv[0]);
+	return 2;
 }

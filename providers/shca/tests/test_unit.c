@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Host unit tests for the shca provider's internal functions.  The
- * provider sources are compiled into this binary (see the Makefile), so no
+ * provider sources are compiled into this binary (see CMakeLists.txt), so no
  * RDMA device is needed: rings are backed by a memfd or plain memory.
  */
 #include <errno.h>
@@ -25,24 +25,43 @@ static int failures;
 		}                                                              \
 	} while (0)
 
+/*
+ * SHCA_LIBIBVERBS_FILE is "libibverbs.so.1.14." SHCA_RDMA_CORE_VERSION, the
+ * file name of the libibverbs of the tree we were built in.
+ */
 static void test_version_gate(void)
 {
-	char *real = realpath("/usr/lib/x86_64-linux-gnu/libibverbs.so.1", NULL);
+	const char *sys = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1";
+	const char *f = SHCA_LIBIBVERBS_FILE;
+	char *real = realpath(sys, NULL);
+	char p[512];
 
-	CHECK(shca_check_libibverbs_path(
-		      "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.44.0") == 0);
-	CHECK(shca_check_libibverbs_path("libibverbs.so.1.14.44.0") == 0);
+	CHECK(!strcmp(f, "libibverbs.so.1.14." SHCA_RDMA_CORE_VERSION));
+	CHECK(shca_check_libibverbs_path(f) == 0);
+	snprintf(p, sizeof(p), "/usr/lib/x86_64-linux-gnu/%s", f);
+	CHECK(shca_check_libibverbs_path(p) == 0);
 	CHECK(shca_check_libibverbs_path(
 		      "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.13.43.0"));
+	/* the other supported release, whichever we are not */
+	CHECK(shca_check_libibverbs_path(
+		      SHCA_RDMA_CORE_VERSION_CODE == 4400 ?
+		      "/usr/lib/libibverbs.so.1.14.56.1" :
+		      "/usr/lib/libibverbs.so.1.14.44.0"));
 	CHECK(shca_check_libibverbs_path("/usr/lib/libibverbs.so.1.14.45.0"));
 	CHECK(shca_check_libibverbs_path("/usr/lib/libibverbs.so.1"));
-	CHECK(shca_check_libibverbs_path("/x/libibverbs.so.1.14.44.0.bak"));
-	CHECK(shca_check_libibverbs_path("/x/mylibibverbs.so.1.14.44.0"));
-	CHECK(shca_check_libibverbs_path("/libibverbs.so.1.14.44.0/x"));
+	snprintf(p, sizeof(p), "/x/%s.bak", f);
+	CHECK(shca_check_libibverbs_path(p));
+	snprintf(p, sizeof(p), "/x/my%s", f);
+	CHECK(shca_check_libibverbs_path(p));
+	snprintf(p, sizeof(p), "/%s/x", f);
+	CHECK(shca_check_libibverbs_path(p));
 	CHECK(shca_check_libibverbs_path(""));
 	CHECK(shca_check_libibverbs_path(NULL));
-	/* The library installed on this (Debian 12) machine passes. */
-	CHECK(real && shca_check_libibverbs_path(real) == 0);
+	/* This machine's libibverbs passes exactly when it is our release. */
+	CHECK(real);
+	if (real)
+		CHECK((shca_check_libibverbs_path(real) == 0) ==
+		      (strcmp(strrchr(real, '/') + 1, f) == 0));
 	free(real);
 }
 

@@ -30,7 +30,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "verbs_private.h"
+#include <infiniband/driver.h>
+#include <infiniband/kern-abi.h>
 #include "shca-abi.h"
 
 #define SUITE "udata"
@@ -1321,6 +1322,12 @@ static void test_modify_qp(void)
 	drv[0] = 0;
 	expect_errno("modify_qp: RESET -> INIT with zero request bytes",
 		     modify(qp, &at, mask, drv, sizeof(drv)), 0);
+	/* IBV_ACCESS_FLUSH_GLOBAL and _PERSISTENT (rdma-core 45+) */
+	at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			     (1 << 8) | (1 << 9);
+	expect_errno("modify_qp: FLUSH permissions accepted (INIT -> INIT)",
+		     modify(qp, &at, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, NULL, 0), 0);
+	at.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
 
 	if (roce_gid < 0) {
 		tap(0, "modify_qp: RTR cases", "no RoCE v2 IPv4 GID");
