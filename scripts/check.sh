@@ -187,7 +187,7 @@ vm_boot() {
 	[ "$kernel" = debug ] && flavour=test
 	# a Debian root's boot sees host dirs only as shares: the rxe baselines
 	local share=()
-	case "$kernel" in deb*) mkdir -p "$CACHE/pyverbs"; share=(--share "$CACHE/pyverbs") ;; esac
+	case "$kernel" in deb12 | deb13) mkdir -p "$CACHE/pyverbs"; share=(--share "$CACHE/pyverbs") ;; esac
 	if [ "$(left)" -lt 120 ]; then
 		echo "late 0" >"$LOGS/$name.rc"
 		return
