@@ -271,7 +271,7 @@ dkms_key() {
 	echo "$(hash_of drivers kunit include dkms.conf Kbuild Makefile scripts/dkms-check.sh)-$(kdir 6.1 | md5sum | cut -c1-8)"
 }
 selftest_key() {
-	hash_of scripts/vm-run scripts/vm scripts/kernel-info.sh
+	hash_of scripts/vm-run scripts/vm scripts/kernel-info.sh scripts/root-lib.sh
 }
 
 # The three VM boots run at once, each in its own lane: a TCG guest keeps
@@ -325,7 +325,7 @@ pkg_key() {
 	hash_of packaging drivers include kunit dkms.conf Kbuild Makefile providers \
 		scripts/deb-build.sh scripts/pkg-install-test.sh scripts/e2e/pkg.sh \
 		scripts/e2e/lib.sh scripts/rdma-core.sh scripts/debian-root.sh \
-		scripts/vm-run scripts/vm scripts/kernel-info.sh
+		scripts/vm-run scripts/vm scripts/kernel-info.sh scripts/root-lib.sh
 }
 
 # lane_run NAME CMD...: run a stage inside a lane: output in $LOGS/NAME.log,

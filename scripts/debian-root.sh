@@ -17,6 +17,7 @@
 # brings its own keyring check (debian-archive-keyring) and the root's apt
 # runs chrooted.  Network steps are retried.
 set -euo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/root-lib.sh"
 
 CACHE=${SHCA_CACHE:-$HOME/.cache/shca}
 MIRROR=${SHCA_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -36,12 +37,6 @@ ibverbs-providers python3-pyverbs perftest"
 # Bump when the build steps below change what ends up in the root.
 RECIPE=1
 
-kver_of() {
-	local k
-	k=$(ls -1 "$1/boot" 2>/dev/null | sed -n 's/^vmlinuz-//p' | sort -V | tail -n1)
-	[ -n "$k" ] && echo "$k"
-}
-
 key=$(echo "$release $RECIPE" $PKGS | sha256sum | cut -c1-16)
 fresh() { [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] && [ -d "$dir/boot" ]; }
 
@@ -49,7 +44,7 @@ case "$mode" in
 dir) echo "$dir"; exit 0 ;;
 kver)
 	fresh || { echo "debian-root: $release root not built (scripts/debian-root.sh $release)" >&2; exit 1; }
-	kver_of "$dir"; exit ;;
+	root_kver "$dir"; exit ;;
 esac
 
 if fresh; then
@@ -153,7 +148,7 @@ retry inchroot apt-get install -y -q $PKGS >"$CACHE/roots/$release.apt.log" 2>&1
 umount "$tmp/var/cache/apt/archives"
 rm -rf "$tmp"/var/lib/apt/lists/* "$tmp"/var/cache/apt/*.bin
 
-kver=$(kver_of "$tmp") || { echo "debian-root: no kernel in the root" >&2; exit 1; }
+kver=$(root_kver "$tmp") || { echo "debian-root: no kernel in the root" >&2; exit 1; }
 [ -f "$tmp/lib/modules/$kver/modules.dep" ] || inchroot depmod "$kver"
 [ -d "$tmp/usr/src/linux-headers-$kver" ] || { echo "debian-root: headers for $kver missing" >&2; exit 1; }
 [ -d "$tmp/usr/share/doc/rdma-core/tests" ] || { echo "debian-root: rdma-core tests missing" >&2; exit 1; }

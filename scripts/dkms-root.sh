@@ -18,6 +18,7 @@
 # Must run as root (mount, chroot).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd -P)
+. "$top/scripts/root-lib.sh"
 CACHE=${SHCA_CACHE:-$HOME/.cache/shca}
 release=${1:?usage: dkms-root.sh bookworm|trixie [--force]}
 force=0
@@ -36,14 +37,13 @@ else
 	root=$("$top/scripts/debian-root.sh" "$release")
 	rootid=$(cat "$CACHE/roots/$release.stamp")
 fi
-kver=$(ls -1 "$root/boot" | sed -n 's/^vmlinuz-//p' | sort -V | tail -n1)
-[ -n "$kver" ] || { echo "dkms-root: no kernel in $root/boot" >&2; exit 1; }
+kver=$(root_kver "$root") || { echo "dkms-root: no kernel in $root/boot" >&2; exit 1; }
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 out=$top/build/$flavour
 
 key=$( {
 	echo "$rootid $kver"
-	cd "$top" && find drivers kunit include dkms.conf Kbuild Makefile "scripts/dkms-root.sh" \
+	cd "$top" && find drivers kunit include dkms.conf Kbuild Makefile scripts/dkms-root.sh scripts/root-lib.sh \
 		-type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
 } | sha256sum | cut -c1-16)
 if [ "$force" = 0 ] && [ -f "$out/shca.ko" ] && [ "$(cat "$out/.dkms-key" 2>/dev/null)" = "$key" ]; then
@@ -63,37 +63,25 @@ t0=$(date +%s)
 mkdir -p "$CACHE/dkms-root"
 work=$(mktemp -d "$CACHE/dkms-root/.work.XXXXXX")
 mnt=$work/merged
-mounted=()
 cleanup() {
-	local i
-	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
-		umount "${mounted[i]}" 2>/dev/null || umount -l "${mounted[i]}" 2>/dev/null || true
-	done
+	root_unmount_all
 	rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$work/upper" "$work/work" "$mnt"
-mount -t overlay -o "lowerdir=$root,upperdir=$work/upper,workdir=$work/work" shca-dkms "$mnt"
-mounted+=("$mnt")
-mount -t proc proc "$mnt/proc"; mounted+=("$mnt/proc")
-mount -t sysfs sysfs "$mnt/sys"; mounted+=("$mnt/sys")
-mount --bind /dev "$mnt/dev"; mounted+=("$mnt/dev")
-mount -t tmpfs tmpfs "$mnt/tmp"; mounted+=("$mnt/tmp")
+root_overlay "$root" "$work" "$mnt" shca-dkms
+root_chroot_mounts "$mnt"
+root_mount "$mnt/tmp" -t tmpfs tmpfs
 
 # The sources as a tarball would bring them: no build outputs, no .git.
 mkdir -p "$mnt/usr/src/shca-$ver"
 rsync -a --exclude /build --exclude /.git --exclude '*.o' --exclude '*.ko' \
 	"$top/" "$mnt/usr/src/shca-$ver/"
 
-inroot() {
-	chroot "$mnt" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LANG=C.UTF-8 TMPDIR=/tmp "$@"
-}
 echo "dkms-root: $release ($kver): dkms add + build shca/$ver"
-inroot dkms add -m shca -v "$ver"
-if ! inroot dkms build -m shca -v "$ver" -k "$kver"; then
+root_run "$mnt" dkms add -m shca -v "$ver"
+if ! root_run "$mnt" dkms build -m shca -v "$ver" -k "$kver"; then
 	find "$mnt/var/lib/dkms/shca/$ver" -name make.log -exec tail -n 40 {} \; 2>/dev/null
 	exit 1
 fi
@@ -112,7 +100,7 @@ esac
 # vermagic: this kernel; compiler: the root's gcc (from its .comment).
 vm=$(modinfo -F vermagic "$tmpko")
 case "$vm" in "$kver "*) ;; *) echo "dkms-root: vermagic '$vm' is not for $kver" >&2; exit 1 ;; esac
-gccver=$(inroot gcc -dumpfullversion)
+gccver=$(root_run "$mnt" gcc -dumpfullversion)
 cc=$(readelf -p .comment "$tmpko" | grep -o 'GCC: .*' | sort -u | tr '\n' ' ')
 case "$cc" in *" $gccver"*) ;; *) echo "dkms-root: built by '$cc', not the root's gcc $gccver" >&2; exit 1 ;; esac
 

@@ -14,6 +14,7 @@
 # kernel or a root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/root-lib.sh"
 CACHE=${SHCA_CACHE:-$HOME/.cache/shca}
 flavour=${1:?usage: kernel-info.sh 6.1|6.12|test|deb12|deb13}
 kroot=''
@@ -38,12 +39,11 @@ deb12|deb13)
 	[ "$flavour" = deb12 ] && release=bookworm || release=trixie
 	if [ -n "${SHCA_VM_ROOT:-}" ]; then
 		modroot=$(cd "$SHCA_VM_ROOT" && pwd -P)
+		kver=$(root_kver "$modroot") || { echo "no kernel in $modroot/boot" >&2; exit 1; }
 	else
-		"$here/debian-root.sh" --kver "$release" >/dev/null || exit 1
+		kver=$("$here/debian-root.sh" --kver "$release") || exit 1
 		modroot=$("$here/debian-root.sh" --dir "$release")
 	fi
-	kver=$(ls -1 "$modroot/boot" 2>/dev/null | sed -n 's/^vmlinuz-//p' | sort -V | tail -n1)
-	[ -n "$kver" ] || { echo "no kernel in $modroot/boot" >&2; exit 1; }
 	image=$modroot/boot/vmlinuz-$kver
 	kdir=$modroot/usr/src/linux-headers-$kver
 	kroot=$modroot

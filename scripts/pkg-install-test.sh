@@ -29,6 +29,7 @@
 # Must run as root (mount, chroot).
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd -P)
+. "$top/scripts/root-lib.sh"
 release=${1:?usage: pkg-install-test.sh bookworm|trixie [--no-vm]}
 vm=1
 [ "${2:-}" = --no-vm ] && vm=0
@@ -44,17 +45,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/pkg-install-$release.XXXXXX")
 E2E_SUITE=pkg-install-$release E2E_LOGS=$work/logs
 . "$top/scripts/e2e/lib.sh"
 m=$work/root
-mounts=()
 cleanup() {
-	local i
 	if [ "${SHCA_PKG_KEEP:-0}" = 1 ]; then
 		echo "# pkg-install-test: kept $m (umount -R $m; rm -rf $work)"
 		return
 	fi
-	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-		[ -n "${mounts[i]}" ] || continue
-		umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}"
-	done
+	root_unmount_all
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -63,23 +59,7 @@ die() { not_ok "$1" "$2"; exit 1; }
 stage_t0=$SECONDS
 stage() { echo "# $E2E_SUITE: $1: $((SECONDS - stage_t0)) s"; stage_t0=$SECONDS; }
 
-inchroot() {
-	chroot "$m" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
-		DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 HOME=/root "$@"
-}
-chroot_mounts() {
-	mount -t proc proc "$m/proc" && mounts+=("$m/proc") &&
-	mount -t sysfs sysfs "$m/sys" && mounts+=("$m/sys") &&
-	mount --bind /dev "$m/dev" && mounts+=("$m/dev") &&
-	mount -t devpts -o newinstance devpts "$m/dev/pts" && mounts+=("$m/dev/pts")
-}
-chroot_umounts() {
-	local d
-	for d in "$m/dev/pts" "$m/dev" "$m/sys" "$m/proc"; do
-		umount "$d" || return 1
-		mounts=("${mounts[@]/$d}")
-	done
-}
+inchroot() { root_run "$m" "$@"; }
 
 # --- the packages ---------------------------------------------------------------
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$top/dkms.conf")
@@ -89,12 +69,8 @@ dkms_deb=$debs/shca-dkms_${ver}_all.deb
 # --- 1. the copy ----------------------------------------------------------------
 base=$("$top/scripts/debian-root.sh" "$release") || die "$release root" "scripts/debian-root.sh $release failed"
 stage "root ready"
-mkdir -p "$work/upper" "$work/ovlwork" "$m"
-mount -t overlay -o "lowerdir=$base,upperdir=$work/upper,workdir=$work/ovlwork" \
-	"pkg-$release" "$m" || die "copy of the root" "overlay mount failed"
-mounts+=("$m")
-kver=$(ls -1 "$m/boot" | sed -n 's/^vmlinuz-//p' | sort -V | tail -n1)
-[ -n "$kver" ] || die "root kernel" "no /boot/vmlinuz-* in $base"
+root_overlay "$base" "$work" "$m" "pkg-$release" || die "copy of the root" "overlay mount failed"
+kver=$(root_kver "$m") || die "root kernel" "no /boot/vmlinuz-* in $base"
 verbs=$(dpkg-query --admindir="$m/var/lib/dpkg" -W -f='${Version}' libibverbs1 2>/dev/null)
 rc_up=${verbs%-*}
 [[ $rc_up =~ ^[0-9]+\.[0-9]+$ ]] || die "root's rdma-core" "libibverbs1 version '$verbs'"
@@ -104,7 +80,7 @@ other_deb=$(ls "$debs"/libshca1_"$ver"+rdmacore*_*.deb 2>/dev/null | grep -v "+r
 echo "# $E2E_SUITE: root $base: kernel $kver, libibverbs1 $verbs; host kernel $(uname -r)"
 mkdir -p "$m/tmp/shca-debs"
 cp "$dkms_deb" "$prov_deb" ${other_deb:+"$other_deb"} "$m/tmp/shca-debs/"
-chroot_mounts || die "chroot mounts" "mounting proc, sys or dev failed"
+root_chroot_mounts "$m" || die "chroot mounts" "mounting proc, sys or dev failed"
 stage "overlay copy"
 
 # --- 2. install, chrooted ---------------------------------------------------------
@@ -161,7 +137,7 @@ stage "negative case"
 
 # --- 3. boot the copy ---------------------------------------------------------------
 if [ "$vm" = 1 ]; then
-	chroot_umounts || die "chroot unmounts" "could not unmount proc/sys/dev in $m"
+	root_unmount_to 1 || die "chroot unmounts" "could not unmount proc/sys/dev in $m"
 	empty=$work/empty
 	mkdir -p "$empty"
 	vout=$work/vm
@@ -178,19 +154,18 @@ if [ "$vm" = 1 ]; then
 	fi
 	grep -q '^not ok - ' "$vout/console.log" 2>/dev/null && E2E_FAILED=$((E2E_FAILED + 1))
 	stage "VM boot and suite"
-	chroot_mounts || die "chroot mounts" "mounting proc, sys or dev failed"
+	root_chroot_mounts "$m" || die "chroot mounts" "mounting proc, sys or dev failed"
 fi
 
 # --- 4. removal -----------------------------------------------------------------------
 rlog=$work/apt-remove.log
-check "apt-get remove shca-dkms" sh -c \
-	"chroot '$m' env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive apt-get remove -y -q shca-dkms >'$rlog' 2>&1"
+apt_logged() { inchroot apt-get "$@" >>"$rlog" 2>&1; }
+check "apt-get remove shca-dkms" apt_logged remove -y -q shca-dkms
 check_fails "shca.ko gone from /lib/modules/$kver" sh -c "ls '$m/lib/modules/$kver/updates/dkms'/shca.ko* 2>/dev/null | grep -q ."
 check_fails "modinfo -k $kver shca fails (depmod ran)" inchroot modinfo -k "$kver" -n shca
 check_fails "shca unknown to DKMS" sh -c "chroot '$m' dkms status -m shca | grep -q ."
 check_fails "/usr/src/shca-$ver gone" test -e "$m/usr/src/shca-$ver"
-check "apt-get purge libshca1" sh -c \
-	"chroot '$m' env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive apt-get purge -y -q libshca1 >>'$rlog' 2>&1"
+check "apt-get purge libshca1" apt_logged purge -y -q libshca1
 check_fails "provider and shca.driver gone" sh -c \
 	"ls '$m/usr/lib/x86_64-linux-gnu/libibverbs/libshca-rdmav34.so' '$m/etc/libibverbs.d/shca.driver' 2>/dev/null | grep -q ."
 stage "removal"
