@@ -274,11 +274,17 @@ static void shca_req_disarm(struct shca_qp *qp, struct timer_list *t)
 		shca_qp_put(qp);
 }
 
-/* The current retransmit wait, backoff included.  Context: SQ engine. */
+/*
+ * The current retransmit wait, backoff included: the retries taken from
+ * retry_cnt are the timeouts in a row since the PSNs last advanced (the
+ * budget is reloaded on progress).  Context: SQ engine.
+ */
 static u64 shca_req_rto_ns(struct shca_qp *qp)
 {
+	int taken = READ_ONCE(qp->attr.retry_cnt) - qp->req.retry.left;
+
 	return shca_rc_rto_backoff_ns(READ_ONCE(qp->attr.timeout),
-				      qp->req.rto_backoff);
+				      clamp(taken, 0, SHCA_RC_RTO_BACKOFF_MAX));
 }
 
 /* Start the retransmit timer over.  Context: SQ engine. */
@@ -415,7 +421,6 @@ void shca_req_advance(struct shca_qp *qp, u32 una)
 		return;
 	shca_rc_win_grow(&req->win, shca_psn_mask(una - req->una));
 	req->una = una;
-	req->rto_backoff = 0;
 	shca_rc_retry_init_cnt(&req->retry, READ_ONCE(qp->attr.retry_cnt));
 	shca_rc_retry_init_rnr(&req->rnr, READ_ONCE(qp->attr.rnr_retry));
 	req->gb_armed = false;
@@ -1125,8 +1130,6 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 		return;
 	}
 	shca_rc_win_loss(&req->win, true);
-	if (req->rto_backoff < SHCA_RC_RTO_BACKOFF_MAX)
-		req->rto_backoff++;
 	shca_req_go_back(qp, req->una, false);
 	shca_req_arm_rto(qp);
 }
@@ -1247,7 +1250,6 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->psn = attr->sq_psn & 0xffffff;
 		req->una = req->psn;
 		req->next_psn = req->psn;
-		req->rto_backoff = 0;
 		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)

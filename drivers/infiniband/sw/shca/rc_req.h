@@ -61,7 +61,6 @@ struct shca_req {
 	u32 gb_psn;		/* last go-back-N target (while gb_armed) */
 	struct shca_rc_win win;	/* adaptive send window (PSNs) */
 	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
-	u8 rto_backoff;		/* timeouts since the last progress */
 	unsigned long events;	/* SHCA_REQ_EV_* bits */
 	struct shca_rc_retry retry;	/* timeouts, from retry_cnt */
 	struct shca_rc_retry rnr;	/* RNR NAKs, from rnr_retry */
