@@ -220,7 +220,9 @@ struct shca_send_wqe {
 				 * invalidate (SEND_WITH_INV, LOCAL_INV)
 				 */
 	__u32 inline_len;
-	__u32 xrc_remote_srqn;
+	__u32 xrc_remote_srqn;	/* XRC_SEND QPs: the target XRC SRQ number
+				 * (24 bits); zero on every other QP type
+				 */
 	union {
 		struct shca_wqe_rdma rdma;
 		struct shca_wqe_atomic atomic;
@@ -363,6 +365,12 @@ enum shca_create_qp_resp_cmask {
 	SHCA_CREATE_QP_RESP_CMASK_RQ = 1 << 1,	/* rq ring valid (no SRQ) */
 };
 
+/*
+ * Rings by QP type: RC, UC, UD have an SQ and, without an SRQ, an RQ.
+ * XRC_SEND (XRC initiator) has an SQ only.  XRC_RECV (XRC target) has no
+ * ring at all: its receives come from the XRC SRQ named by each request,
+ * and it posts nothing.
+ */
 struct shca_create_qp_resp {
 	__u32 comp_mask;	/* enum shca_create_qp_resp_cmask */
 	__u32 qpn;
@@ -373,8 +381,10 @@ struct shca_create_qp_resp {
 };
 
 /*
- * Shared receive queue (basic).  Its ring holds struct shca_recv_wqe
- * entries with the RQ stride (rq_entry_shift); receives need no doorbell.
+ * Shared receive queue (basic or XRC).  Its ring holds struct
+ * shca_recv_wqe entries with the RQ stride (rq_entry_shift); receives need
+ * no doorbell.  srqn is the SRQ number; for an XRC SRQ it is the number
+ * that initiators put in xrc_remote_srqn (ibv_get_srq_num()).
  */
 struct shca_create_srq_req {
 	__u32 comp_mask;
@@ -389,6 +399,28 @@ struct shca_create_srq_resp {
 	__u32 comp_mask;	/* enum shca_create_srq_resp_cmask */
 	__u32 srqn;
 	struct shca_ring_info ring;
+};
+
+/*
+ * ibv_modify_srq().  Resizing a user SRQ (IB_SRQ_MAX_WR) moves its WQEs
+ * to a new ring, which the kernel describes by writing a struct
+ * shca_ring_info to ring_info_va (ring_info_len bytes offered, at least
+ * sizeof(struct shca_ring_info)); the legacy modify_srq command has no
+ * response buffer.  The new ring keeps every index: the posted, not yet
+ * consumed WQEs sit at the same free-running indices, its ctl holds the
+ * same prod and cons, and the provider goes on producing from its own
+ * prod.  The provider must not post to the SRQ during the call, and
+ * unmaps the old ring after it.  A modify without IB_SRQ_MAX_WR needs no
+ * request (comp_mask 0, or no request at all).
+ */
+enum shca_modify_srq_req_cmask {
+	SHCA_MODIFY_SRQ_REQ_CMASK_RING_INFO = 1 << 0,	/* ring_info_* valid */
+};
+
+struct shca_modify_srq_req {
+	__u32 comp_mask;	/* enum shca_modify_srq_req_cmask */
+	__u32 ring_info_len;
+	__aligned_u64 ring_info_va;
 };
 
 struct shca_create_ah_resp {

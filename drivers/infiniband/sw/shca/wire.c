@@ -35,6 +35,19 @@
 #define HLEN_IMMDT		(HLEN_BTH + SHCA_IMMDT_BYTES)
 #define HDRS_IETH		SHCA_OPF_IETH
 #define HLEN_IETH		(HLEN_BTH + SHCA_IETH_BYTES)
+/* XRC requests: an XRCETH first, then the RC request's headers */
+#define HDRS_X_BTH		SHCA_OPF_XRCETH
+#define HLEN_X_BTH		(HLEN_BTH + SHCA_XRCETH_BYTES)
+#define HDRS_X_RETH		(SHCA_OPF_XRCETH | HDRS_RETH)
+#define HLEN_X_RETH		(HLEN_RETH + SHCA_XRCETH_BYTES)
+#define HDRS_X_RETH_IMMDT	(SHCA_OPF_XRCETH | HDRS_RETH_IMMDT)
+#define HLEN_X_RETH_IMMDT	(HLEN_RETH_IMMDT + SHCA_XRCETH_BYTES)
+#define HDRS_X_ATMETH		(SHCA_OPF_XRCETH | HDRS_ATMETH)
+#define HLEN_X_ATMETH		(HLEN_ATMETH + SHCA_XRCETH_BYTES)
+#define HDRS_X_IMMDT		(SHCA_OPF_XRCETH | HDRS_IMMDT)
+#define HLEN_X_IMMDT		(HLEN_IMMDT + SHCA_XRCETH_BYTES)
+#define HDRS_X_IETH		(SHCA_OPF_XRCETH | HDRS_IETH)
+#define HLEN_X_IETH		(HLEN_IETH + SHCA_XRCETH_BYTES)
 #define HDRS_CNP_RSVD		SHCA_OPF_CNP_RSVD
 #define HLEN_CNP_RSVD		(HLEN_BTH + SHCA_CNP_RSVD_BYTES)
 
@@ -62,6 +75,7 @@
 #define F_WRITE_ONLY	(F_WRITE | SHCA_OPF_ONLY)
 #define F_IMM		SHCA_OPF_COMP	/* with ImmDt: consumes a receive WQE */
 #define F_RC		SHCA_OPF_NEEDS_ACK
+#define F_XRC		SHCA_OPF_NEEDS_ACK	/* reliable, like RC */
 
 static const struct shca_opcode_info shca_opcodes[256] = {
 	SHCA_OPINFO(RC, SEND_FIRST, F_SEND_FIRST | F_RC, BTH),
@@ -115,6 +129,43 @@ static const struct shca_opcode_info shca_opcodes[256] = {
 	SHCA_OPINFO(UC, RDMA_WRITE_ONLY_WITH_IMMEDIATE, F_WRITE_ONLY | F_IMM,
 		    RETH_IMMDT),
 
+	/* XRC: RC's requests with an XRCETH, RC's responses (no ATOMIC WRITE) */
+	SHCA_OPINFO(XRC, SEND_FIRST, F_SEND_FIRST | F_XRC, X_BTH),
+	SHCA_OPINFO(XRC, SEND_MIDDLE, F_SEND_MIDDLE | F_XRC, X_BTH),
+	SHCA_OPINFO(XRC, SEND_LAST, F_SEND_LAST | F_XRC, X_BTH),
+	SHCA_OPINFO(XRC, SEND_LAST_WITH_IMMEDIATE,
+		    F_SEND_LAST | F_IMM | F_XRC, X_IMMDT),
+	SHCA_OPINFO(XRC, SEND_ONLY, F_SEND_ONLY | F_XRC, X_BTH),
+	SHCA_OPINFO(XRC, SEND_ONLY_WITH_IMMEDIATE,
+		    F_SEND_ONLY | F_IMM | F_XRC, X_IMMDT),
+	SHCA_OPINFO(XRC, RDMA_WRITE_FIRST, F_WRITE_FIRST | F_XRC, X_RETH),
+	SHCA_OPINFO(XRC, RDMA_WRITE_MIDDLE, F_WRITE_MIDDLE | F_XRC, X_BTH),
+	SHCA_OPINFO(XRC, RDMA_WRITE_LAST, F_WRITE_LAST | F_XRC, X_BTH),
+	SHCA_OPINFO(XRC, RDMA_WRITE_LAST_WITH_IMMEDIATE,
+		    F_WRITE_LAST | F_IMM | F_XRC, X_IMMDT),
+	SHCA_OPINFO(XRC, RDMA_WRITE_ONLY, F_WRITE_ONLY | F_XRC, X_RETH),
+	SHCA_OPINFO(XRC, RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+		    F_WRITE_ONLY | F_IMM | F_XRC, X_RETH_IMMDT),
+	SHCA_OPINFO(XRC, SEND_LAST_WITH_INVALIDATE, F_SEND_LAST | F_XRC,
+		    X_IETH),
+	SHCA_OPINFO(XRC, SEND_ONLY_WITH_INVALIDATE, F_SEND_ONLY | F_XRC,
+		    X_IETH),
+	SHCA_OPINFO(XRC, RDMA_READ_REQUEST, SHCA_OPF_REQ | SHCA_OPF_READ |
+		    SHCA_OPF_ONLY | F_XRC, X_RETH),
+	SHCA_OPINFO(XRC, RDMA_READ_RESPONSE_FIRST, F_RRESP | SHCA_OPF_FIRST,
+		    AETH),
+	SHCA_OPINFO(XRC, RDMA_READ_RESPONSE_MIDDLE,
+		    F_RRESP | SHCA_OPF_MIDDLE, BTH),
+	SHCA_OPINFO(XRC, RDMA_READ_RESPONSE_LAST, F_RRESP | SHCA_OPF_LAST,
+		    AETH),
+	SHCA_OPINFO(XRC, RDMA_READ_RESPONSE_ONLY, F_RRESP | SHCA_OPF_ONLY,
+		    AETH),
+	SHCA_OPINFO(XRC, ACKNOWLEDGE, SHCA_OPF_RESP | SHCA_OPF_ACK, AETH),
+	SHCA_OPINFO(XRC, ATOMIC_ACKNOWLEDGE, SHCA_OPF_RESP | SHCA_OPF_ATOMIC |
+		    SHCA_OPF_ONLY, AETH_ATMACK),
+	SHCA_OPINFO(XRC, COMPARE_SWAP, F_ATOMIC | F_XRC, X_ATMETH),
+	SHCA_OPINFO(XRC, FETCH_ADD, F_ATOMIC | F_XRC, X_ATMETH),
+
 	SHCA_OPINFO(UD, SEND_ONLY, F_SEND_ONLY, DETH),
 	SHCA_OPINFO(UD, SEND_ONLY_WITH_IMMEDIATE, F_SEND_ONLY | F_IMM,
 		    DETH_IMMDT),
@@ -131,7 +182,7 @@ static const struct shca_opcode_info shca_opcodes[256] = {
  * @opcode: BTH opcode
  *
  * Return: the table entry, or NULL if the opcode is unknown or belongs to
- * a transport shca does not implement (RD, XRC).
+ * a transport shca does not implement (RD).
  */
 const struct shca_opcode_info *shca_opcode_info(u8 opcode)
 {
@@ -141,6 +192,7 @@ const struct shca_opcode_info *shca_opcode_info(u8 opcode)
 }
 
 static const u8 shca_ext_sizes[SHCA_EXT_NUM] = {
+	[SHCA_EXT_XRCETH]	= SHCA_XRCETH_BYTES,
 	[SHCA_EXT_DETH]		= SHCA_DETH_BYTES,
 	[SHCA_EXT_RETH]		= SHCA_RETH_BYTES,
 	[SHCA_EXT_ATMETH]	= SHCA_ATMETH_BYTES,
@@ -197,7 +249,8 @@ static bool shca_pad_ok(const struct shca_opcode_info *info, u8 pad)
 
 static bool shca_fields_ok(const struct shca_wire_hdr *h)
 {
-	return !((h->dqpn | h->psn | h->msn | h->src_qpn) & ~SHCA_WIRE_24BIT);
+	return !((h->dqpn | h->psn | h->msn | h->src_qpn | h->xrc_srqn) &
+		 ~SHCA_WIRE_24BIT);
 }
 
 static void shca_pack_bth(struct shca_bth *bth, const struct shca_wire_hdr *h)
@@ -230,6 +283,9 @@ static void shca_pack_ext(u8 *p, enum shca_ext ext,
 	struct shca_deth *deth = (void *)p;
 
 	switch (ext) {
+	case SHCA_EXT_XRCETH:
+		((struct shca_xrceth *)p)->srqn = cpu_to_be32(h->xrc_srqn);
+		break;
 	case SHCA_EXT_DETH:
 		deth->qkey = cpu_to_be32(h->qkey);
 		deth->sqp = cpu_to_be32(h->src_qpn);
@@ -323,6 +379,10 @@ static void shca_parse_ext(const u8 *p, enum shca_ext ext,
 	u32 smsn;
 
 	switch (ext) {
+	case SHCA_EXT_XRCETH:
+		h->xrc_srqn = be32_to_cpu(((const struct shca_xrceth *)p)->srqn) &
+			      SHCA_WIRE_24BIT;
+		break;
 	case SHCA_EXT_DETH:
 		h->qkey = be32_to_cpu(deth->qkey);
 		h->src_qpn = be32_to_cpu(deth->sqp) & SHCA_WIRE_24BIT;

@@ -27,6 +27,7 @@
 #define SHCA_DETH_BYTES		8
 #define SHCA_IMMDT_BYTES	4
 #define SHCA_IETH_BYTES		4
+#define SHCA_XRCETH_BYTES	4
 #define SHCA_CNP_RSVD_BYTES	16	/* reserved block after a CNP's BTH */
 #define SHCA_ICRC_BYTES		4
 
@@ -92,6 +93,11 @@ struct shca_ieth {
 	__be32	rkey;
 } __packed;
 
+/* XRC Extended Transport Header: the target XRC SRQ. */
+struct shca_xrceth {
+	__be32	srqn;		/* resv8 | XRCSRQ (24) */
+} __packed;
+
 static_assert(sizeof(struct shca_bth) == SHCA_BTH_BYTES);
 static_assert(sizeof(struct shca_reth) == SHCA_RETH_BYTES);
 static_assert(sizeof(struct shca_aeth) == SHCA_AETH_BYTES);
@@ -100,11 +106,13 @@ static_assert(sizeof(struct shca_atmack) == SHCA_ATMACK_BYTES);
 static_assert(sizeof(struct shca_deth) == SHCA_DETH_BYTES);
 static_assert(sizeof(struct shca_immdt) == SHCA_IMMDT_BYTES);
 static_assert(sizeof(struct shca_ieth) == SHCA_IETH_BYTES);
+static_assert(sizeof(struct shca_xrceth) == SHCA_XRCETH_BYTES);
 
 /*
  * Opcodes: the top three bits select the transport, the low five the
- * operation.  RD (0x40) is not implemented; XRC (0xa0) reuses the RC
- * operation numbers with an XRCETH after the BTH and is reserved for later.
+ * operation.  RD (0x40) is not implemented.  XRC (0xa0) reuses the RC
+ * operation numbers: its requests carry an XRCETH right after the BTH,
+ * its responses (ACK, READ responses, atomic ACK) are laid out as RC's.
  */
 enum shca_transport {
 	SHCA_TR_RC	= 0x00,
@@ -149,11 +157,12 @@ enum shca_op {
 #define SHCA_OPCODE_CNP		(SHCA_TR_CNP | 0x01)
 
 /*
- * Extension headers, in the order in which they follow the BTH (an XRCETH
- * would go first once XRC is supported).  CNP_RSVD is the 16-byte reserved
- * block of a CNP, treated as a header so that a CNP has no payload.
+ * Extension headers, in the order in which they follow the BTH.  CNP_RSVD
+ * is the 16-byte reserved block of a CNP, treated as a header so that a
+ * CNP has no payload.
  */
 enum shca_ext {
+	SHCA_EXT_XRCETH,
 	SHCA_EXT_DETH,
 	SHCA_EXT_RETH,
 	SHCA_EXT_ATMETH,
@@ -165,7 +174,8 @@ enum shca_ext {
 	SHCA_EXT_NUM
 };
 
-/* Opcode flags: bits 0-7 say which extension headers are present. */
+/* Opcode flags: bits 0-8 say which extension headers are present. */
+#define SHCA_OPF_XRCETH		BIT(SHCA_EXT_XRCETH)
 #define SHCA_OPF_DETH		BIT(SHCA_EXT_DETH)
 #define SHCA_OPF_RETH		BIT(SHCA_EXT_RETH)
 #define SHCA_OPF_ATMETH		BIT(SHCA_EXT_ATMETH)
@@ -175,21 +185,21 @@ enum shca_ext {
 #define SHCA_OPF_IETH		BIT(SHCA_EXT_IETH)
 #define SHCA_OPF_CNP_RSVD	BIT(SHCA_EXT_CNP_RSVD)
 #define SHCA_OPF_EXT_MASK	(BIT(SHCA_EXT_NUM) - 1)
-#define SHCA_OPF_REQ		BIT(8)	/* sent by a requester */
-#define SHCA_OPF_RESP		BIT(9)	/* sent by a responder */
-#define SHCA_OPF_PAYLOAD	BIT(10)	/* may carry data (and pad) */
-#define SHCA_OPF_FIRST		BIT(11)	/* first packet of a message */
-#define SHCA_OPF_MIDDLE		BIT(12)
-#define SHCA_OPF_LAST		BIT(13)
+#define SHCA_OPF_REQ		BIT(9)	/* sent by a requester */
+#define SHCA_OPF_RESP		BIT(10)	/* sent by a responder */
+#define SHCA_OPF_PAYLOAD	BIT(11)	/* may carry data (and pad) */
+#define SHCA_OPF_FIRST		BIT(12)	/* first packet of a message */
+#define SHCA_OPF_MIDDLE		BIT(13)
+#define SHCA_OPF_LAST		BIT(14)
 #define SHCA_OPF_ONLY		(SHCA_OPF_FIRST | SHCA_OPF_LAST)
-#define SHCA_OPF_SEND		BIT(14)
-#define SHCA_OPF_WRITE		BIT(15)
-#define SHCA_OPF_READ		BIT(16)
-#define SHCA_OPF_ATOMIC		BIT(17)
-#define SHCA_OPF_ACK		BIT(18)	/* plain ACK/NAK */
-#define SHCA_OPF_COMP		BIT(19)	/* consumes a receive WQE */
-#define SHCA_OPF_NEEDS_ACK	BIT(20)	/* RC request: responder answers */
-#define SHCA_OPF_CNP		BIT(21)
+#define SHCA_OPF_SEND		BIT(15)
+#define SHCA_OPF_WRITE		BIT(16)
+#define SHCA_OPF_READ		BIT(17)
+#define SHCA_OPF_ATOMIC		BIT(18)
+#define SHCA_OPF_ACK		BIT(19)	/* plain ACK/NAK */
+#define SHCA_OPF_COMP		BIT(20)	/* consumes a receive WQE */
+#define SHCA_OPF_NEEDS_ACK	BIT(21)	/* RC request: responder answers */
+#define SHCA_OPF_CNP		BIT(22)
 
 /**
  * struct shca_opcode_info - what the IBTA says about one opcode
@@ -227,6 +237,7 @@ struct shca_opcode_info {
  * @src_qpn: DETH source QP, 24 bits
  * @imm: ImmDt, opaque and kept in wire order like ib_send_wr.ex.imm_data
  * @inv_rkey: IETH R_Key to invalidate
+ * @xrc_srqn: XRCETH XRC SRQ number, 24 bits
  *
  * Fields of headers absent from @opcode are ignored by pack and zeroed by
  * parse.  24-bit fields must fit in 24 bits.
@@ -254,6 +265,7 @@ struct shca_wire_hdr {
 	u32	src_qpn;
 	__be32	imm;
 	u32	inv_rkey;
+	u32	xrc_srqn;
 };
 
 /**
@@ -290,7 +302,7 @@ static inline u8 shca_opcode_transport(u8 opcode)
 /**
  * shca_opcode_valid_for() - is an opcode defined for a transport?
  * @opcode: BTH opcode
- * @transport: SHCA_TR_RC, SHCA_TR_UC, SHCA_TR_UD or SHCA_TR_CNP
+ * @transport: SHCA_TR_RC, SHCA_TR_UC, SHCA_TR_UD, SHCA_TR_CNP or SHCA_TR_XRC
  *
  * Return: true if @opcode belongs to @transport and is in the table.
  */
