@@ -35,9 +35,14 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq = SHCA_MAX_SRQ;
 	attr->max_srq_wr = SHCA_MAX_SRQ_WR;
 	attr->max_srq_sge = SHCA_MAX_SGE;
-	/* the RC responder generates RNR NAKs; ATOMIC WRITE where named */
+	/*
+	 * The RC responder generates RNR NAKs; XRC, SRQ resize; ATOMIC WRITE
+	 * where named.
+	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_XRC |
+				 IB_DEVICE_SRQ_RESIZE |
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |

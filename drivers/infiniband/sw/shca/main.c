@@ -138,6 +138,7 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	xa_destroy(&sdev->ahs);
 	xa_destroy(&sdev->srqs);
 	ida_destroy(&sdev->pd_ida);
+	ida_destroy(&sdev->xrcd_ida);
 	if (sdev->dma_dev)
 		shca_dma_dev_del(sdev);
 	shca_net_put(sdev);
@@ -170,6 +171,7 @@ static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
 	ida_init(&sdev->pd_ida);
+	ida_init(&sdev->xrcd_ida);
 	mutex_init(&sdev->mcg_mutex);
 	INIT_LIST_HEAD(&sdev->mcgs);
 	xa_init_flags(&sdev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
@@ -409,6 +411,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.alloc_xrcd = shca_alloc_xrcd,
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
@@ -419,6 +422,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
+	.dealloc_xrcd = shca_dealloc_xrcd,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
@@ -459,6 +463,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuctx),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, shca_xrcd, ibxrcd),
 };
 
 static int __init shca_init(void)

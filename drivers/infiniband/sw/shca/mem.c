@@ -209,7 +209,7 @@ int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
 	spin_lock(&mr->lock);
 	if (mr->key != rkey || !mr->valid)
 		err = -ENOENT;
-	else if (READ_ONCE(mr->ibmr.pd) != qp->ibqp.pd ||
+	else if (READ_ONCE(mr->ibmr.pd) != shca_qp_rpd(qp) ||
 		 (mr->access & access) != access)
 		err = -EACCES;
 	else if (!shca_mr_covers(mr, va, len))

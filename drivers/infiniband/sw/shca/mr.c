@@ -453,7 +453,7 @@ int shca_mr_invalidate(struct shca_qp *qp, u32 key)
 		return -ENOENT;
 	spin_lock(&mr->lock);
 	if (mr->type == SHCA_MR_FRMR && mr->key == key && !mr->num_mw &&
-	    mr->ibmr.pd == qp->ibqp.pd) {
+	    mr->ibmr.pd == shca_qp_rpd(qp)) {
 		WRITE_ONCE(mr->valid, false);
 		err = 0;
 	}

@@ -248,7 +248,7 @@ static int shca_mw_invalidate(struct shca_qp *qp, u32 rkey, bool remote)
 		return -ENOENT;
 	spin_lock(&mw->lock);
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->valid && mw->rkey == rkey &&
-	    mw->ibmw.pd == qp->ibqp.pd &&
+	    mw->ibmw.pd == shca_qp_rpd(qp) &&
 	    (!remote || mw->qpn == qp->ibqp.qp_num)) {
 		shca_mw_unbind(mw);
 		err = 0;
@@ -368,7 +368,7 @@ int shca_mw_rget(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
 	spin_lock(&mw->lock);
 	if (!mw->valid || mw->rkey != rkey)
 		err = -ENOENT;
-	else if (mw->ibmw.pd != qp->ibqp.pd ||
+	else if (mw->ibmw.pd != shca_qp_rpd(qp) ||
 		 (mw->ibmw.type == IB_MW_TYPE_2 &&
 		  mw->qpn != qp->ibqp.qp_num) ||
 		 (mw->access & access) != access)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: user contexts, mmap of ring chunks, protection domains.
+ * shca: user contexts, mmap of ring chunks, protection and XRC domains.
  */
 #include <linux/dma-mapping.h>
 #include <linux/mm.h>
@@ -149,5 +149,36 @@ int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct shca_dev *sdev = to_sdev(ibpd->device);
 
 	ida_free(&sdev->pd_ida, to_spd(ibpd)->pdn);
+	return 0;
+}
+
+/*
+ * An XRC domain.  ib_core keeps the users (XRC SRQs and target QPs) and
+ * the inode sharing across processes; the driver only numbers it.
+ * Context: process, may sleep.
+ */
+int shca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibxrcd->device);
+	int id, err;
+
+	err = shca_udata_no_req(&sdev->ibdev, udata);
+	if (err)
+		return err;
+	id = ida_alloc_max(&sdev->xrcd_ida, SHCA_MAX_XRCD - 1, GFP_KERNEL);
+	if (id < 0) {
+		ibdev_dbg(&sdev->ibdev, "xrcd: none left (%d)\n", id);
+		return id;
+	}
+	to_sxrcd(ibxrcd)->xrcdn = id;
+	return 0;
+}
+
+/* ib_core refuses this while an SRQ or QP uses the domain. */
+int shca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_sdev(ibxrcd->device);
+
+	ida_free(&sdev->xrcd_ida, to_sxrcd(ibxrcd)->xrcdn);
 	return 0;
 }

@@ -133,14 +133,61 @@ void shca_qp_fatal(struct shca_qp *qp)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
+/*
+ * XRC: an initiator is a user QP (a kernel work request has no field for
+ * the remote SRQ number); a target belongs to an XRC domain.
+ */
+static int shca_qp_check_xrc(struct ib_device *ibdev,
+			     const struct ib_qp_init_attr *init,
+			     struct ib_udata *udata)
+{
+	if (init->qp_type == IB_QPT_XRC_INI && !udata) {
+		ibdev_dbg(ibdev, "qp: no kernel XRC initiators\n");
+		return -EOPNOTSUPP;
+	}
+	if (init->qp_type == IB_QPT_XRC_TGT && !init->xrcd) {
+		ibdev_dbg(ibdev, "qp: XRC target without an XRCD\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The CQs a QP of each type needs: an XRC target has none of its own. */
+static int shca_qp_check_cqs(struct ib_device *ibdev,
+			     const struct ib_qp_init_attr *init)
+{
+	switch (init->qp_type) {
+	case IB_QPT_XRC_TGT:
+		return 0;
+	case IB_QPT_XRC_INI:
+		if (init->send_cq)
+			return 0;
+		break;
+	default:
+		if (init->send_cq && init->recv_cq)
+			return 0;
+		break;
+	}
+	ibdev_dbg(ibdev, "qp: type %d lacks a CQ\n", init->qp_type);
+	return -EINVAL;
+}
+
 static int shca_qp_check_type(struct ib_device *ibdev,
 			      const struct ib_qp_init_attr *init,
 			      struct ib_udata *udata)
 {
+	int err;
+
 	switch (init->qp_type) {
 	case IB_QPT_RC:
 	case IB_QPT_UC:
 	case IB_QPT_UD:
+		break;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		err = shca_qp_check_xrc(ibdev, init, udata);
+		if (err)
+			return err;
 		break;
 	case IB_QPT_GSI:
 		if (!udata)
@@ -155,26 +202,38 @@ static int shca_qp_check_type(struct ib_device *ibdev,
 			  init->create_flags);
 		return -EOPNOTSUPP;
 	}
-	/* ibv_create_qp(3): only RC and UD QPs may take an SRQ */
-	if (init->srq && init->qp_type != IB_QPT_RC &&
-	    init->qp_type != IB_QPT_UD) {
-		ibdev_dbg(ibdev, "qp: type %d cannot use an SRQ\n",
-			  init->qp_type);
+	/* ibv_create_qp(3): only RC and UD QPs may take an SRQ, a basic one */
+	if (init->srq && ((init->qp_type != IB_QPT_RC &&
+			   init->qp_type != IB_QPT_UD) ||
+			  init->srq->srq_type != IB_SRQT_BASIC)) {
+		ibdev_dbg(ibdev, "qp: type %d cannot use SRQ type %d\n",
+			  init->qp_type, init->srq->srq_type);
 		return -EINVAL;
 	}
-	if (!init->send_cq || !init->recv_cq) {
-		ibdev_dbg(ibdev, "qp: send and recv CQ required\n");
-		return -EINVAL;
-	}
-	return 0;
+	return shca_qp_check_cqs(ibdev, init);
 }
 
-/* The receive caps are ignored for a QP with an SRQ (ibv_create_qp(3)). */
-static int shca_qp_check_cap(struct ib_device *ibdev,
-			     const struct ib_qp_init_attr *init)
+/* Does a QP of this type and SRQ get an RQ ring of its own? */
+static bool shca_qp_wants_rq(const struct ib_qp_init_attr *init)
 {
-	const struct ib_qp_cap *cap = &init->cap;
-	bool rq = !init->srq;
+	return !init->srq && init->qp_type != IB_QPT_XRC_INI &&
+	       init->qp_type != IB_QPT_XRC_TGT;
+}
+
+/*
+ * The receive caps are ignored for a QP with an SRQ (ibv_create_qp(3)) and
+ * for XRC QPs, which have no RQ; an XRC target has no SQ either.
+ */
+static int shca_qp_check_cap(struct ib_device *ibdev,
+			     struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	bool rq = shca_qp_wants_rq(init);
+
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		memset(cap, 0, sizeof(*cap));
+		return 0;
+	}
 
 	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
 	    (rq && cap->max_recv_wr > SHCA_MAX_QP_WR) ||
@@ -190,8 +249,7 @@ static int shca_qp_check_cap(struct ib_device *ibdev,
 }
 
 static int shca_qp_check(struct ib_device *ibdev,
-			 const struct ib_qp_init_attr *init,
-			 struct ib_udata *udata)
+			 struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
 	struct shca_create_qp_req req;
 	int err;
@@ -243,31 +301,38 @@ static void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp)
 }
 
 /* Round the caps up to what the rings really provide. */
-static void shca_qp_set_cap(struct shca_qp *qp, struct ib_qp_cap *cap)
+static void shca_qp_set_cap(struct shca_qp *qp, struct ib_qp_init_attr *init)
 {
+	struct ib_qp_cap *cap = &init->cap;
+
 	cap->max_send_wr = roundup_pow_of_two(max(cap->max_send_wr, 1U));
 	cap->max_recv_wr = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
 	cap->max_send_sge = SHCA_MAX_SGE;
 	cap->max_recv_sge = SHCA_MAX_SGE;
 	cap->max_inline_data = SHCA_MAX_INLINE;
-	if (qp->ibqp.srq) {
+	if (!shca_qp_wants_rq(init)) {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
 	}
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		memset(cap, 0, sizeof(*cap));
 	qp->cap = *cap;
 	qp->sq.max_sge = cap->max_send_sge;
 	qp->rq.max_sge = cap->max_recv_sge;
 }
 
 static int shca_qp_alloc_rings(struct shca_dev *sdev, struct shca_qp *qp,
+			       struct ib_qp_init_attr *init,
 			       struct ib_udata *udata)
 {
 	struct ib_ucontext *uctx = shca_udata_uctx(udata);
 	int err;
 
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return 0;
 	err = shca_ring_alloc(&qp->sq.ring, sdev->dma_dev, qp->cap.max_send_wr,
 			      SHCA_SQ_ENTRY_SHIFT, uctx);
-	if (err || qp->ibqp.srq)
+	if (err || !shca_qp_wants_rq(init))
 		return err;
 	err = shca_ring_alloc(&qp->rq.ring, sdev->dma_dev, qp->cap.max_recv_wr,
 			      SHCA_RQ_ENTRY_SHIFT, uctx);
@@ -293,7 +358,7 @@ static int shca_qp_reply(struct shca_dev *sdev, struct shca_qp *qp,
 	resp.qpn = qp->ibqp.qp_num;
 	resp.max_inline_data = qp->cap.max_inline_data;
 	shca_ring_fill_info(&qp->sq.ring, &resp.sq);
-	if (!qp->ibqp.srq) {
+	if (qp->rq.ring.ctl) {
 		resp.comp_mask |= SHCA_CREATE_QP_RESP_CMASK_RQ;
 		shca_ring_fill_info(&qp->rq.ring, &resp.rq);
 	}
@@ -316,6 +381,7 @@ static void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	skb_queue_head_init(&qp->rx_queue);
 	skb_queue_head_init(&qp->comp_queue);
 	qp->sq_sig_type = init->sq_sig_type;
+	qp->xrcd = init->qp_type == IB_QPT_XRC_TGT ? init->xrcd : NULL;
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = shca_active_mtu(sdev);
 	if (init->qp_type == IB_QPT_GSI)
@@ -327,7 +393,7 @@ static int shca_qp_init_rc(struct shca_qp *qp)
 {
 	int err;
 
-	if (!shca_qp_is_rc_uc(qp->ibqp.qp_type))
+	if (!shca_qp_is_conn(qp->ibqp.qp_type))
 		return 0;
 	err = shca_req_init(qp);
 	if (err)
@@ -340,7 +406,7 @@ static int shca_qp_init_rc(struct shca_qp *qp)
 
 static void shca_qp_fini_rc(struct shca_qp *qp)
 {
-	if (!shca_qp_is_rc_uc(qp->ibqp.qp_type))
+	if (!shca_qp_is_conn(qp->ibqp.qp_type))
 		return;
 	shca_resp_fini(qp);
 	shca_req_fini(qp);
@@ -360,8 +426,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = shca_qp_alloc_qpn(sdev, qp);
 	if (err)
 		goto err_out;
-	shca_qp_set_cap(qp, &init->cap);
-	err = shca_qp_alloc_rings(sdev, qp, udata);
+	shca_qp_set_cap(qp, init);
+	err = shca_qp_alloc_rings(sdev, qp, init, udata);
 	if (err)
 		goto err_free_qpn;
 	err = shca_qp_init_rc(qp);
@@ -397,7 +463,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	}
 	WRITE_ONCE(qp->dying, true);	/* engines drop everything now */
 	xa_erase_irq(&sdev->qps, ibqp->qp_num);
-	if (shca_qp_is_rc_uc(ibqp->qp_type))
+	if (shca_qp_is_conn(ibqp->qp_type))
 		shca_req_stop(qp);
 	shca_qp_put(qp);
 	/* queued work, timers, skbs and lookups all hold references */
@@ -571,7 +637,7 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		shca_qp_store_attr(qp, attr, mask);
 		if (mask & IB_QP_STATE)
 			WRITE_ONCE(qp->state, attr->qp_state);
-		if (shca_qp_is_rc_uc(ibqp->qp_type)) {
+		if (shca_qp_is_conn(ibqp->qp_type)) {
 			shca_req_modify(qp, attr, mask);
 			shca_resp_modify(qp, attr, mask);
 		}
@@ -639,6 +705,10 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	struct shca_qp *qp = to_sqp(ibqp);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
+	if (!qp->sq.ring.ctl) {		/* an XRC target sends nothing */
+		*bad_wr = wr;
+		return wr ? -EINVAL : 0;
+	}
 	if (qp->user) {
 		if (wr) {
 			*bad_wr = wr;
@@ -672,7 +742,7 @@ int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	if (qp->user && !wr)
 		return 0;	/* receives need no doorbell */
-	if (qp->user || ibqp->srq || READ_ONCE(qp->state) == IB_QPS_RESET) {
+	if (qp->user || !ring->ctl || READ_ONCE(qp->state) == IB_QPS_RESET) {
 		*bad_wr = wr;
 		err = -EINVAL;
 		goto out;

@@ -35,9 +35,18 @@ struct shca_path;
 struct sk_buff;
 struct ib_qp_attr;
 
-static inline bool shca_qp_is_rc_uc(enum ib_qp_type type)
+/* QP types run by the RC/UC engines: RC, UC and XRC (both ends). */
+static inline bool shca_qp_is_conn(enum ib_qp_type type)
 {
-	return type == IB_QPT_RC || type == IB_QPT_UC;
+	return type == IB_QPT_RC || type == IB_QPT_UC ||
+	       type == IB_QPT_XRC_INI || type == IB_QPT_XRC_TGT;
+}
+
+/* Reliable types: acknowledged, READ and atomics (RC, XRC). */
+static inline bool shca_qp_is_reliable(enum ib_qp_type type)
+{
+	return type == IB_QPT_RC || type == IB_QPT_XRC_INI ||
+	       type == IB_QPT_XRC_TGT;
 }
 
 /* rc_req.c */

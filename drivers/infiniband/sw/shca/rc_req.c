@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: RC/UC requester.  See rc.h for the contract and rc_req.h for the
+ * shca: RC/UC/XRC-initiator requester.  See rc.h for the contract and rc_req.h for the
  * state.  This file fetches WQEs from the SQ ring into private shadows,
  * segments them into packets, runs the retransmit and RNR timers and
  * retires WQEs in order; rc_req_comp.c handles the responses.
@@ -583,7 +583,8 @@ static bool shca_req_op_ok(enum ib_qp_type type, u8 op)
 	case SHCA_OP_RDMA_READ:
 	case SHCA_OP_ATOMIC_CMP_AND_SWP:
 	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
-	case SHCA_OP_ATOMIC_WRITE:
+		return shca_qp_is_reliable(type);
+	case SHCA_OP_ATOMIC_WRITE:	/* XRC has no ATOMIC WRITE opcode */
 		return type == IB_QPT_RC;
 	default:
 		return false;
@@ -648,6 +649,10 @@ static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 	w->started = false;
 	w->len = 0;
 	if (!shca_req_op_ok(qp->ibqp.qp_type, w->hdr.opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	/* an XRC SRQ number is 24 bits; other QP types ignore the field */
+	if (qp->ibqp.qp_type == IB_QPT_XRC_INI &&
+	    (w->hdr.xrc_remote_srqn & ~SHCA_WIRE_24BIT))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (shca_req_is_local(w))
 		return w->hdr.num_sge || (w->hdr.flags & SHCA_WQE_F_INLINE) ?
@@ -754,14 +759,29 @@ static u8 shca_req_pkt_opcode(const struct shca_req_wqe *w, u32 k)
 	}
 }
 
+/* The transport of a requester's packets. */
+static u8 shca_req_transport(const struct shca_qp *qp)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		return SHCA_TR_UC;
+	case IB_QPT_XRC_INI:
+		return SHCA_TR_XRC;
+	default:
+		return SHCA_TR_RC;
+	}
+}
+
 /* Header fields of packet @k of @w (PSN and AckReq set by the caller). */
 static void shca_req_fill_hdr(struct shca_qp *qp, const struct shca_req_wqe *w,
 			      u32 k, struct shca_wire_hdr *h)
 {
-	u8 tr = qp->ibqp.qp_type == IB_QPT_RC ? SHCA_TR_RC : SHCA_TR_UC;
+	u8 tr = shca_req_transport(qp);
 	u64 off = (u64)k * w->mtu;
 
 	h->opcode = tr | shca_req_pkt_opcode(w, k);
+	if (tr == SHCA_TR_XRC)
+		h->xrc_srqn = w->hdr.xrc_remote_srqn;
 	h->pkey = SHCA_PKEY_DEFAULT;
 	h->dqpn = qp->attr.dest_qp_num & SHCA_WIRE_24BIT;
 	h->se = (w->hdr.flags & SHCA_WQE_F_SOLICITED) && k == w->npkts - 1 &&
@@ -943,7 +963,7 @@ static u32 shca_req_ackreq_every(const struct shca_req *req)
 static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 {
 	struct shca_req *req = &qp->req;
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool rc = shca_qp_is_reliable(qp->ibqp.qp_type);
 	u32 k = w->sent, n = 1, inflight;
 	bool ackreq;
 	int err;

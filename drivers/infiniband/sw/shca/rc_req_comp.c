@@ -273,22 +273,23 @@ void shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb)
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return;		/* nothing outstanding to answer */
-	if (qp->ibqp.qp_type != IB_QPT_RC ||
+	/* rq.c let only responses of the QP's own transport through */
+	if (!shca_qp_is_reliable(qp->ibqp.qp_type) ||
 	    shca_wire_parse(skb->data + cb->bth_off, cb->blen, &pkt)) {
 		shca_comp_bad(qp);
 		return;
 	}
-	switch (pkt.hdr.opcode) {
-	case SHCA_TR_RC | SHCA_OPC_ACKNOWLEDGE:
+	switch (pkt.hdr.opcode & SHCA_OPC_MASK) {
+	case SHCA_OPC_ACKNOWLEDGE:
 		shca_comp_ack(qp, &pkt);
 		break;
-	case SHCA_TR_RC | SHCA_OPC_ATOMIC_ACKNOWLEDGE:
+	case SHCA_OPC_ATOMIC_ACKNOWLEDGE:
 		shca_comp_atomic(qp, &pkt);
 		break;
-	case SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_FIRST:
-	case SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_MIDDLE:
-	case SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_LAST:
-	case SHCA_TR_RC | SHCA_OPC_RDMA_READ_RESPONSE_ONLY:
+	case SHCA_OPC_RDMA_READ_RESPONSE_FIRST:
+	case SHCA_OPC_RDMA_READ_RESPONSE_MIDDLE:
+	case SHCA_OPC_RDMA_READ_RESPONSE_LAST:
+	case SHCA_OPC_RDMA_READ_RESPONSE_ONLY:
 		shca_comp_read(qp, &pkt,
 			       skb->data + cb->bth_off + pkt.hdr_len);
 		break;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: RC/UC responder.  See rc.h for the contract.
+ * shca: RC/UC/XRC responder.  See rc.h for the contract.
  *
  * Everything here runs in qp->rq_work (process context, never
  * concurrently with itself), so struct shca_resp needs no lock; the only
@@ -19,6 +19,14 @@
  * UC shares the handlers but sends nothing back: a gap or any error
  * drops the message in progress, and reception resumes at the next FIRST
  * or ONLY packet.
+ *
+ * An XRC target runs RC's rules, with its responses in XRC opcodes.  It
+ * has no PD, CQ or RQ of its own: every request names an XRC SRQ of the
+ * target's domain in its XRCETH, held (resp->xsrq) while the packet is
+ * handled, and that SRQ supplies the receive WQE, the PD that R_Keys and
+ * receive buffers are checked against, and the CQ.  A request naming no
+ * such SRQ, or another SRQ than the message it continues, is NAKed as a
+ * remote access error and counted in rx_xrc_bad_srq; nothing is delivered.
  */
 #include <linux/slab.h>
 
@@ -62,7 +70,30 @@ static void shca_resp_stat(struct shca_qp *qp, enum shca_stat stat)
 
 static bool shca_resp_is_rc(struct shca_qp *qp)
 {
-	return qp->ibqp.qp_type == IB_QPT_RC;
+	return shca_qp_is_reliable(qp->ibqp.qp_type);
+}
+
+static bool shca_resp_is_xrc(struct shca_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/*
+ * XRC target: take the SRQ @srqn names in the target's domain for the
+ * packet or response in hand.  Context: rq_work.
+ */
+static void shca_resp_xsrq_enter(struct shca_qp *qp, u32 srqn)
+{
+	if (shca_resp_is_xrc(qp))
+		qp->resp.xsrq = shca_xsrq_get(shca_resp_sdev(qp), srqn,
+					      qp->xrcd);
+}
+
+static void shca_resp_xsrq_exit(struct shca_qp *qp)
+{
+	if (qp->resp.xsrq)
+		shca_srq_put(qp->resp.xsrq);
+	qp->resp.xsrq = NULL;
 }
 
 /* Context: process, may sleep (QP creation). */
@@ -178,12 +209,15 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 			  struct shca_mr *mr, u64 va, u32 len)
 {
 	struct shca_dev *sdev = shca_resp_sdev(qp);
-	u32 hlen = shca_opcode_info(h->opcode)->hdr_len;
 	struct shca_path path = {};
-	u32 pad = -len & 3;
+	u32 pad = -len & 3, hlen;
 	struct sk_buff *skb;
 	int ret;
 
+	/* the handlers name RC opcodes; an XRC target answers in XRC's */
+	if (shca_resp_is_xrc(qp))
+		h->opcode = SHCA_TR_XRC | (h->opcode & SHCA_OPC_MASK);
+	hlen = shca_opcode_info(h->opcode)->hdr_len;
 	h->pad = pad;
 	h->pkey = SHCA_PKEY_DEFAULT;
 	h->dqpn = READ_ONCE(qp->attr.dest_qp_num) & SHCA_WIRE_24BIT;
@@ -260,9 +294,11 @@ static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 	struct shca_mr *mr = NULL;
 	int err = 0;
 
+	shca_resp_xsrq_enter(qp, res->srqn);	/* XRC: the PD to read under */
 	if (len)
 		err = shca_rmr_get(qp, res->rkey, res->va + off, len,
 				   IB_ACCESS_REMOTE_READ, &mr);
+	shca_resp_xsrq_exit(qp);
 	if (!err) {
 		err = shca_resp_xmit(qp, &h, mr, res->va + off, len);
 		if (mr)
@@ -335,18 +371,24 @@ static bool shca_resp_tx(struct shca_qp *qp, u32 budget)
 /* Receive WQEs and completions                                      */
 /* ---------------------------------------------------------------- */
 
-/* Post the completion of the receive WQE in use.  Context: rq_work. */
+/*
+ * Post the completion of the receive WQE in use, to the receive CQ (an
+ * XRC SRQ's own for an XRC target; there is none once that SRQ is gone).
+ * Context: rq_work.
+ */
 static void shca_resp_complete(struct shca_qp *qp, struct shca_cqe *cqe,
 			       bool solicited)
 {
 	struct shca_resp *resp = &qp->resp;
+	struct shca_cq *cq = shca_rq_cq(qp);
 
 	cqe->wr_id = resp->wqe->hdr.wr_id;
 	cqe->qp_num = qp->ibqp.qp_num;
 	cqe->src_qp = READ_ONCE(qp->attr.dest_qp_num);
 	cqe->port_num = 1;
 	resp->wqe_valid = false;
-	shca_cq_post(to_scq(qp->ibqp.recv_cq), cqe, solicited);
+	if (cq)
+		shca_cq_post(cq, cqe, solicited);
 }
 
 static void shca_resp_complete_err(struct shca_qp *qp,
@@ -643,6 +685,7 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 	res->rkey = h->rkey;
 	res->va = h->va;
 	res->len = h->dma_len;
+	res->srqn = h->xrc_srqn;
 	p->npkts = res->npkts;
 	return SHCA_RV_DONE;
 }
@@ -666,8 +709,8 @@ static enum shca_resp_verdict shca_resp_atomic(struct shca_qp *qp,
 			   IB_ACCESS_REMOTE_ATOMIC, &mr);
 	if (err)
 		return SHCA_RV_NAK_ACC;
-	err = shca_rmr_atomic(mr, h->va, h->opcode == (SHCA_TR_RC |
-			      SHCA_OPC_COMPARE_SWAP), h->swap_add, h->compare,
+	err = shca_rmr_atomic(mr, h->va, (h->opcode & SHCA_OPC_MASK) ==
+			      SHCA_OPC_COMPARE_SWAP, h->swap_add, h->compare,
 			      &orig);
 	shca_mr_put(mr);
 	if (err)
@@ -758,6 +801,25 @@ static void shca_rc_rnr_nak(struct shca_qp *qp)
 	shca_resp_send_aeth(qp, shca_resp_rnr_syndrome(timer), qp->resp.epsn);
 }
 
+/*
+ * XRC target: does the packet name an SRQ of the domain, the same one as
+ * the message it continues (or whose WQE is in use)?  Context: rq_work.
+ */
+static bool shca_resp_xrc_ok(struct shca_qp *qp, struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	u32 srqn = p->w.hdr.xrc_srqn;
+
+	if (!shca_resp_is_xrc(qp))
+		return true;
+	if (!resp->xsrq)
+		return false;
+	if (resp->msg_kind || resp->wqe_valid)
+		return srqn == resp->msg_srqn;
+	resp->msg_srqn = srqn;
+	return true;
+}
+
 /* The packet at ePSN.  Context: rq_work. */
 static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
@@ -765,8 +827,12 @@ static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 	enum shca_resp_verdict v = SHCA_RV_NAK_INV;
 
 	resp->nak_seq_sent = false;
-	if (shca_resp_seq_ok(resp->msg_kind, p->flags))
+	if (!shca_resp_xrc_ok(qp, p)) {
+		shca_resp_stat(qp, SHCA_STAT_RX_XRC_BAD_SRQ);
+		v = SHCA_RV_NAK_ACC;
+	} else if (shca_resp_seq_ok(resp->msg_kind, p->flags)) {
 		v = shca_resp_dispatch(qp, p);
+	}
 	switch (v) {
 	case SHCA_RV_DONE:
 		shca_rc_advance(qp, p);
@@ -834,6 +900,7 @@ static void shca_rc_replay_read(struct shca_qp *qp,
 	res->rkey = h->rkey;
 	res->va = h->va;
 	res->len = h->dma_len;
+	res->srqn = h->xrc_srqn;
 }
 
 /* A request before ePSN.  Context: rq_work. */
@@ -980,10 +1047,12 @@ void shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	shca_resp_stat(qp, SHCA_STAT_RX_PACKETS);
+	shca_resp_xsrq_enter(qp, p.w.hdr.xrc_srqn);
 	if (shca_resp_is_rc(qp))
 		shca_rc_rx(qp, &p);
 	else
 		shca_uc_rx(qp, &p);
+	shca_resp_xsrq_exit(qp);
 }
 
 /* Let go of the message, MRs and resources of a dead connection. */
@@ -993,8 +1062,12 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
 
 	shca_resp_abort_msg(qp);
 	shca_resp_res_reset(resp);
-	if (resp->wqe_valid && flush)
+	if (resp->wqe_valid && flush) {
+		/* an XRC target's WQE came from its message's SRQ */
+		shca_resp_xsrq_enter(qp, resp->msg_srqn);
 		shca_resp_complete_err(qp, IB_WC_WR_FLUSH_ERR);
+		shca_resp_xsrq_exit(qp);
+	}
 	resp->wqe_valid = false;
 }
 

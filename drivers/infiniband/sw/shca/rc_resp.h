@@ -17,6 +17,7 @@ struct shca_dev;
 struct shca_mr;
 struct shca_qp;
 struct shca_rwqe;
+struct shca_srq;
 struct ib_pd;
 
 enum shca_resp_res_type {
@@ -36,6 +37,7 @@ struct shca_resp_res {
 	u64 va;			/* READ: first byte */
 	u32 len;		/* READ: bytes */
 	u64 orig;		/* atomic: value before the operation */
+	u32 srqn;		/* XRC: the SRQ whose PD READ responses use */
 	/* READ transmit cursor */
 	u32 tx_idx;		/* response packets sent */
 };
@@ -60,6 +62,13 @@ struct shca_resp {
 	u64 va;			/* WRITE: first byte */
 	u32 dma_len;		/* WRITE: RETH length */
 	u32 wr_done;		/* WRITE: bytes written so far */
+	u32 msg_srqn;		/* XRC: the SRQ the message is for */
+
+	/*
+	 * XRC target: the SRQ the packet (or response) in hand names,
+	 * referenced until it is done with; NULL if none of its domain.
+	 */
+	struct shca_srq *xsrq;
 
 	/* READ and atomic resources: a ring of @nres entries */
 	struct shca_resp_res *res;

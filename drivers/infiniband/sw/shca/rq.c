@@ -115,11 +115,30 @@ static int shca_qp_transport(enum ib_qp_type type)
 		return SHCA_TR_RC;
 	case IB_QPT_UC:
 		return SHCA_TR_UC;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return SHCA_TR_XRC;
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return SHCA_TR_UD;
 	default:
 		return -1;
+	}
+}
+
+/*
+ * Which way an XRC packet may go: an initiator only takes responses, a
+ * target only requests.
+ */
+static bool shca_rx_role_ok(const struct shca_qp *qp, u32 opflags)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_XRC_INI:
+		return opflags & SHCA_OPF_RESP;
+	case IB_QPT_XRC_TGT:
+		return opflags & SHCA_OPF_REQ;
+	default:
+		return true;
 	}
 }
 
@@ -135,15 +154,16 @@ static int shca_qp_transport(enum ib_qp_type type)
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb)
 {
 	u8 opcode = shca_rx_cb(skb)->opcode;
+	u32 opflags = shca_opcode_info(opcode)->flags;
 	struct sk_buff_head *queue;
 
 	if (shca_opcode_transport(opcode) !=
-	    shca_qp_transport(qp->ibqp.qp_type)) {
+	    shca_qp_transport(qp->ibqp.qp_type) ||
+	    !shca_rx_role_ok(qp, opflags)) {
 		shca_qp_put(qp);
 		return SHCA_STAT_RX_MALFORMED;
 	}
-	queue = shca_opcode_info(opcode)->flags & SHCA_OPF_RESP ?
-		&qp->comp_queue : &qp->rx_queue;
+	queue = opflags & SHCA_OPF_RESP ? &qp->comp_queue : &qp->rx_queue;
 	if (skb_queue_len(queue) >= SHCA_RX_QUEUE_MAX) {
 		shca_qp_put(qp);
 		return SHCA_STAT_RX_DROPPED;
@@ -266,17 +286,37 @@ int shca_rwqe_push(struct shca_ring *ring, const struct ib_recv_wr *wr,
 	return 0;
 }
 
+/**
+ * shca_rq_srq - the SRQ @qp receives from now
+ * @qp: QP
+ *
+ * An XRC target's is the one the packet in hand names (qp->resp.xsrq,
+ * referenced for that packet; NULL if it named none of its domain).
+ * Context: RQ engine.
+ * Return: the SRQ, or NULL for a QP with an RQ of its own.
+ */
+struct shca_srq *shca_rq_srq(struct shca_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return qp->resp.xsrq;
+	return qp->ibqp.srq ? to_ssrq(qp->ibqp.srq) : NULL;
+}
+
 /*
  * Take the next receive WQE of @qp, from its RQ or its SRQ.
- * Return: 0, -ENOENT if there is none, -EIO if the ring is broken.
+ * Return: 0, -ENOENT if there is none, -EIO if the ring is broken (or an
+ * XRC target has no SRQ at hand).
  * Context: RQ engine.
  */
 int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
 {
+	struct shca_srq *srq = shca_rq_srq(qp);
 	u32 left;
 
-	if (qp->ibqp.srq)
-		return shca_srq_pop(to_ssrq(qp->ibqp.srq), w);
+	if (srq)
+		return shca_srq_pop(srq, w);
+	if (!qp->rq.ring.ctl)
+		return -EIO;
 	return shca_rwqe_pop(&qp->rq.ring, w, &left);
 }
 
@@ -288,7 +328,7 @@ int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
  */
 void shca_rq_broken(struct shca_qp *qp)
 {
-	if (qp->ibqp.srq)
+	if (shca_rq_srq(qp))
 		shca_qp_set_error(qp);
 	else
 		shca_qp_fatal(qp);
@@ -296,17 +336,36 @@ void shca_rq_broken(struct shca_qp *qp)
 
 /*
  * The PD receive buffers are checked against: an SRQ's WQEs are the
- * SRQ's, so its own PD.  Context: any.
+ * SRQ's, so its own PD.  That is also the PD an XRC target checks R_Keys
+ * against; it has none of its own (NULL, which matches no MR).
+ * Context: RQ engine.
  */
 struct ib_pd *shca_rq_pd(struct shca_qp *qp)
 {
-	return qp->ibqp.srq ? qp->ibqp.srq->pd : qp->ibqp.pd;
+	struct shca_srq *srq = shca_rq_srq(qp);
+
+	return srq ? srq->ibsrq.pd : qp->ibqp.pd;
 }
 
-/* The scatter limit of the queue @qp receives from.  Context: any. */
+/* The scatter limit of the queue @qp receives from.  Context: RQ engine. */
 u32 shca_rq_max_sge(struct shca_qp *qp)
 {
-	return qp->ibqp.srq ? to_ssrq(qp->ibqp.srq)->max_sge : qp->rq.max_sge;
+	struct shca_srq *srq = shca_rq_srq(qp);
+
+	return srq ? srq->max_sge : qp->rq.max_sge;
+}
+
+/*
+ * The CQ receive completions of @qp go to: an XRC SRQ's own.
+ * Context: RQ engine.
+ */
+struct shca_cq *shca_rq_cq(struct shca_qp *qp)
+{
+	struct shca_srq *srq = shca_rq_srq(qp);
+
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return srq ? to_scq(srq->ibsrq.ext.cq) : NULL;
+	return to_scq(qp->ibqp.recv_cq);
 }
 
 static void shca_rq_complete(struct shca_qp *qp, struct shca_cqe *cqe,
@@ -475,7 +534,7 @@ static void shca_rq_last_wqe(struct shca_qp *qp)
 void shca_rq_work(struct work_struct *work)
 {
 	struct shca_qp *qp = container_of(work, struct shca_qp, rq_work);
-	bool rc = shca_qp_is_rc_uc(qp->ibqp.qp_type);
+	bool rc = shca_qp_is_conn(qp->ibqp.qp_type);
 	u32 budget = SHCA_RX_BUDGET;
 	bool again = false;
 	struct sk_buff *skb;
@@ -495,7 +554,7 @@ void shca_rq_work(struct work_struct *work)
 	if (READ_ONCE(qp->state) == IB_QPS_ERR && !READ_ONCE(qp->dying)) {
 		if (qp->ibqp.srq)
 			shca_rq_last_wqe(qp);
-		else
+		else if (qp->rq.ring.ctl)
 			shca_rq_flush(qp);
 	}
 	shca_qp_put(qp);

@@ -9,8 +9,10 @@
  *  - qp->state_lock (mutex): modify_qp/query_qp, serialises QP attributes.
  *  - qp->rq_lock / qp->sq_lock (spinlock, irqsave): kernel producers of a
  *    work queue.  Never taken together with another QP's locks.
- *  - srq->lock (spinlock, irqsave): SRQ consumers (the RQ engines of the
- *    attached QPs) and the limit; srq->prod_lock: kernel SRQ producers.
+ *  - srq->prod_lock -> srq->lock (spinlock, irqsave): srq->lock guards
+ *    the SRQ consumers (the RQ engines of the attached QPs, and of XRC
+ *    target QPs), the limit and the ring itself against a resize;
+ *    srq->prod_lock the kernel SRQ producers.  Only a resize takes both.
  *  - cq->lock (spinlock, irqsave): CQ ring consumer side, notify state,
  *    ring swap on resize.
  *  - mw->lock (spinlock) -> mr->lock (spinlock): MR translation fields
@@ -71,6 +73,7 @@
 #define SHCA_MAX_SGE		12
 #define SHCA_MAX_SRQ		4096
 #define SHCA_MAX_SRQ_WR		SHCA_MAX_QP_WR
+#define SHCA_MAX_XRCD		4096
 #define SHCA_MAX_RD_ATOM	128
 #define SHCA_GID_TBL_LEN	128
 #define SHCA_PKEY_DEFAULT	0xffff
@@ -130,6 +133,7 @@ struct shca_dev {
 	atomic_t num_cq;
 	atomic_t num_mr;
 	struct ida pd_ida;
+	struct ida xrcd_ida;
 	struct xarray qps;		/* qpn -> shca_qp */
 	struct xarray cqs;		/* cqn -> shca_cq */
 	struct xarray mrs;		/* key index -> shca_mr */
@@ -164,6 +168,12 @@ struct shca_mmap_entry {
 struct shca_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
+};
+
+/* An XRC domain: groups XRC SRQs and XRC target QPs (ib_core shares it). */
+struct shca_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
 };
 
 struct shca_ah {
@@ -250,10 +260,17 @@ struct shca_wq {
 	u32 max_sge;
 };
 
-/* A basic shared receive queue (srq.c). */
+/*
+ * A shared receive queue, basic or XRC (srq.c).  An XRC SRQ is found by
+ * number from the wire (the XRCETH), so lookups take a reference like a
+ * QP's; destroy waits for them.
+ */
 struct shca_srq {
 	struct ib_srq ibsrq;
-	spinlock_t lock;		/* consumers: ring.kcons, limit, broken */
+	struct kref ref;
+	struct completion freed;	/* last reference dropped */
+	struct mutex modify_lock;	/* modify_srq: one at a time */
+	spinlock_t lock;		/* consumers: ring, limit, broken */
 	spinlock_t prod_lock;		/* kernel producers: ring.kprod */
 	struct shca_ring ring;		/* entries == max_wr */
 	u32 max_sge;
@@ -280,8 +297,9 @@ struct shca_qp {
 	bool last_wqe_sent;
 	/* IB_EVENT_QP_FATAL sent in this error state, under state_lock */
 	bool fatal_sent;
-	struct shca_wq sq;
-	struct shca_wq rq;		/* no ring with an SRQ */
+	struct ib_xrcd *xrcd;		/* XRC target: its domain */
+	struct shca_wq sq;		/* no ring on an XRC target */
+	struct shca_wq rq;		/* no ring with an SRQ, or on XRC QPs */
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct mutex sq_engine;		/* one SQ engine run at a time */
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
@@ -290,6 +308,22 @@ struct shca_qp {
 	struct shca_req req;		/* RC/UC requester, sq_work only */
 	struct shca_resp resp;		/* RC/UC responder, rq_work only */
 };
+
+/**
+ * shca_qp_rpd - the PD that remote accesses to @qp are checked against
+ * @qp: QP
+ *
+ * An XRC target has no PD: a request is checked against the PD of the
+ * XRC SRQ it names (qp->resp.xsrq, held for the packet in hand), and
+ * against none (NULL, matching no MR or window) without one.
+ * Context: the QP's engines.
+ */
+static inline struct ib_pd *shca_qp_rpd(struct shca_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return qp->resp.xsrq ? qp->resp.xsrq->ibsrq.pd : NULL;
+	return qp->ibqp.pd;
+}
 
 /* Copy a work request's scatter list into a WQE's SGE array. */
 static inline void shca_wqe_put_sges(struct shca_sge *dst,
@@ -337,6 +371,11 @@ static inline struct shca_mw *to_smw(struct ib_mw *ibmw)
 static inline struct shca_cq *to_scq(struct ib_cq *ibcq)
 {
 	return container_of(ibcq, struct shca_cq, ibcq);
+}
+
+static inline struct shca_xrcd *to_sxrcd(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct shca_xrcd, ibxrcd);
 }
 
 static inline struct shca_srq *to_ssrq(struct ib_srq *ibsrq)
@@ -461,6 +500,8 @@ int shca_mmap(struct ib_ucontext *ibuctx, struct vm_area_struct *vma);
 void shca_mmap_free(struct rdma_user_mmap_entry *entry);
 int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int shca_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int shca_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* ah.c */
 int shca_ah_attr_check(struct ib_device *ibdev,
@@ -550,6 +591,9 @@ int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+struct shca_srq *shca_xsrq_get(struct shca_dev *sdev, u32 srqn,
+			       const struct ib_xrcd *xrcd);
+void shca_srq_put(struct shca_srq *srq);
 
 /* sq.c */
 void shca_sq_work(struct work_struct *work);

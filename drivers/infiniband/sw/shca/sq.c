@@ -366,14 +366,16 @@ static void shca_engine_loop(struct shca_qp *qp,
 }
 
 /*
- * One run of the SQ engine: UD/GSI QPs drain their SQ, RC/UC QPs run the
- * requester and completer (rc_req.c).
+ * One run of the SQ engine: UD/GSI QPs drain their SQ, RC/UC/XRC
+ * initiator QPs run the requester and completer (rc_req.c).
  * Context: process, may sleep; qp->sq_engine held.
  */
 static void shca_sq_run(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_engine);
-	if (shca_qp_is_rc_uc(qp->ibqp.qp_type))
+	if (!qp->sq.ring.ctl)
+		return;		/* an XRC target has no send queue */
+	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		shca_engine_loop(qp, shca_req_pass, shca_req_pending,
 				 SHCA_REQ_PASSES);
 	else
@@ -528,7 +530,7 @@ static void shca_wr_remote(struct shca_qp *qp, const struct ib_send_wr *wr,
 	default:
 		break;
 	}
-	if (shca_qp_is_rc_uc(qp->ibqp.qp_type))
+	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		return;
 	wqe->ud.ah_handle = to_sah(ud_wr(wr)->ah)->handle;
 	wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
