@@ -89,7 +89,11 @@ static unsigned int shca_cqe_wc_flags(const struct shca_cqe *cqe)
 	return flags;
 }
 
-/* Fill @wc from a sanitised copy of an entry. */
+/*
+ * Fill @wc from a sanitised copy of an entry.  qp_num is passed on, never
+ * looked up: the receives of an XRC SRQ name the XRC target QP, which may
+ * belong to another process.
+ */
 void shca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc)
 {
 	memset(wc, 0, sizeof(*wc));

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Queue pairs: creation maps the SQ and RQ rings the kernel describes.
+ * Which rings a QP has depends on its type (see struct
+ * shca_create_qp_resp): XRC initiators (XRC_SEND) have an SQ only, XRC
+ * targets (XRC_RECV, created here or opened with ibv_open_qp()) none.
  *
  * Posting writes WQEs into the mapped rings; see shca_post_send().  The
  * ibv_qp_ex work request API (qp_ex.c) shares the helpers at the end.
@@ -11,48 +14,122 @@
 
 #include "shca.h"
 
-static int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
+/* Which queues a QP of @type has; see struct shca_create_qp_resp. */
+static bool shca_qp_type_has_sq(enum ibv_qp_type type)
 {
-	if (attr->comp_mask &
-	    ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
-	      IBV_QP_INIT_ATTR_CREATE_FLAGS))
+	return type != IBV_QPT_XRC_RECV;
+}
+
+static bool shca_qp_type_has_rq(enum ibv_qp_type type)
+{
+	return type != IBV_QPT_XRC_SEND && type != IBV_QPT_XRC_RECV;
+}
+
+/* A QP being created has an RQ of its own: no SRQ, and not XRC. */
+static bool shca_qp_has_rq(const struct ibv_qp_init_attr_ex *attr)
+{
+	return !attr->srq && shca_qp_type_has_rq(attr->qp_type);
+}
+
+/**
+ * shca_qp_check_attr - validate the attributes of ibv_create_qp_ex()
+ * @attr: the caller's attributes
+ *
+ * XRC_RECV QPs are created in an XRC domain and send nothing; every other
+ * type needs a PD and a send CQ, and all but XRC_SEND a receive CQ (even
+ * with an SRQ).
+ *
+ * Return: 0; EOPNOTSUPP for an attribute, creation flag or QP type shca
+ * does not offer; EINVAL for a missing PD, CQ or XRC domain, or for send
+ * operations that the QP type cannot carry (see shca_qp_ex_check()).
+ */
+int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
+{
+	uint32_t mask = attr->comp_mask;
+
+	if (mask & ~(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
+		     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+		     IBV_QP_INIT_ATTR_CREATE_FLAGS))
 		return EOPNOTSUPP;
 	/* no creation flag is supported; asking for none is fine */
-	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
-	    attr->create_flags)
+	if ((mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && attr->create_flags)
 		return EOPNOTSUPP;
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
-		return EINVAL;
 	switch (attr->qp_type) {
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
+	case IBV_QPT_XRC_SEND:
+		if (!(mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
+		    !attr->send_cq || (!attr->recv_cq &&
+				       shca_qp_type_has_rq(attr->qp_type)))
+			return EINVAL;
 		break;
+	case IBV_QPT_XRC_RECV:
+		if (!(mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd ||
+		    (mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+			return EINVAL;
+		return 0;
 	default:
 		return EOPNOTSUPP;
 	}
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+	if (!(mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
 		return 0;
 	return shca_qp_ex_check(attr->qp_type, attr->send_ops_flags);
 }
 
 /*
- * The kernel may round capabilities up, never down.  With an SRQ the
- * receive caps are ignored (ibv_create_qp(3)) and come back as 0.
+ * The kernel may round capabilities up, never down.  Without an RQ of
+ * its own (SRQ, XRC_SEND) the receive caps are ignored (ibv_create_qp(3))
+ * and come back as 0.
  */
-static int shca_qp_check_caps(const struct ibv_qp_cap *want,
-			      const struct ibv_qp_cap *got,
-			      const struct shca_create_qp_resp *resp, bool srq)
+static int shca_qp_check_caps(const struct ibv_qp_init_attr_ex *attr,
+			      const struct ibv_qp_cap *want,
+			      const struct shca_create_qp_resp *resp)
 {
-	if (srq && (got->max_recv_wr || got->max_recv_sge))
+	const struct ibv_qp_cap *got = &attr->cap;
+	bool rq = shca_qp_has_rq(attr);
+
+	if (!rq && (got->max_recv_wr || got->max_recv_sge))
 		return EPROTO;
 	if (got->max_send_wr < want->max_send_wr ||
-	    (!srq && got->max_recv_wr < want->max_recv_wr) ||
+	    (rq && got->max_recv_wr < want->max_recv_wr) ||
 	    got->max_send_sge < want->max_send_sge ||
-	    (!srq && got->max_recv_sge < want->max_recv_sge) ||
+	    (rq && got->max_recv_sge < want->max_recv_sge) ||
 	    got->max_inline_data < want->max_inline_data ||
 	    resp->max_inline_data < want->max_inline_data)
 		return EPROTO;
+	return 0;
+}
+
+/**
+ * shca_qp_check_rings - do the rings of a create response fit the QP?
+ * @attr: the creation attributes, with the caps the kernel granted
+ * @resp_comp_mask: the response's enum shca_create_qp_resp_cmask bits
+ *
+ * A queue the QP has must come with a ring if it holds any work request;
+ * a queue it does not have (XRC_SEND's RQ, XRC_RECV's SQ and RQ, the RQ
+ * of a QP with an SRQ) must come with none.
+ *
+ * Return: 0 or EPROTO.
+ */
+int shca_qp_check_rings(const struct ibv_qp_init_attr_ex *attr,
+			uint32_t resp_comp_mask)
+{
+	bool sq = resp_comp_mask & SHCA_CREATE_QP_RESP_CMASK_SQ;
+	bool rq = resp_comp_mask & SHCA_CREATE_QP_RESP_CMASK_RQ;
+
+	if (shca_qp_type_has_sq(attr->qp_type)) {
+		if (attr->cap.max_send_wr && !sq)
+			return EPROTO;
+	} else if (sq) {
+		return EPROTO;
+	}
+	if (shca_qp_has_rq(attr)) {
+		if (attr->cap.max_recv_wr && !rq)
+			return EPROTO;
+	} else if (rq) {
+		return EPROTO;
+	}
 	return 0;
 }
 
@@ -79,16 +156,12 @@ int shca_wq_map(struct shca_ring *ring, const struct shca_ring_info *info,
 	return 0;
 }
 
+/* Map the rings of a response that shca_qp_check_rings() accepted. */
 static int shca_qp_map_rings(struct shca_qp *qp, struct ibv_qp_init_attr_ex *attr,
 			     const struct shca_create_qp_resp *resp, int cmd_fd)
 {
 	const struct ibv_qp_cap *cap = &attr->cap;
-	bool need_rq = !attr->srq && cap->max_recv_wr;
 	int ret;
-
-	if ((cap->max_send_wr && !(resp->comp_mask & SHCA_CREATE_QP_RESP_CMASK_SQ)) ||
-	    (need_rq && !(resp->comp_mask & SHCA_CREATE_QP_RESP_CMASK_RQ)))
-		return EPROTO;
 
 	if (resp->comp_mask & SHCA_CREATE_QP_RESP_CMASK_SQ) {
 		ret = shca_wq_map(&qp->sq.ring, &resp->sq, cmd_fd, cap->max_send_wr,
@@ -109,6 +182,28 @@ static int shca_qp_map_rings(struct shca_qp *qp, struct ibv_qp_init_attr_ex *att
 	return 0;
 }
 
+/*
+ * ib_core creates an XRC target without passing our udata to the driver:
+ * its response is all zero (no rings), and it has no caps worth checking.
+ * Every other QP's response names it.
+ */
+static int shca_qp_check_resp(const struct shca_qp *qp,
+			      const struct ibv_qp_init_attr_ex *attr,
+			      const struct ibv_qp_cap *want,
+			      const struct shca_create_qp_resp *resp)
+{
+	int ret;
+
+	if (attr->qp_type != IBV_QPT_XRC_RECV) {
+		if (resp->qpn != qp->vqp.qp.qp_num)
+			return EPROTO;
+		ret = shca_qp_check_caps(attr, want, resp);
+		if (ret)
+			return ret;
+	}
+	return shca_qp_check_rings(attr, resp->comp_mask);
+}
+
 static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 			 struct ibv_qp_init_attr_ex *attr,
 			 const struct ibv_qp_cap *want,
@@ -116,12 +211,12 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 {
 	int ret;
 
-	ret = shca_qp_check_caps(want, &attr->cap, resp, attr->srq);
+	ret = shca_qp_check_resp(qp, attr, want, resp);
 	if (!ret)
 		ret = shca_qp_map_rings(qp, attr, resp, ctx->cmd_fd);
 	if (ret) {
 		verbs_err(verbs_get_ctx(ctx), "QP %u: bad response from kernel\n",
-			  resp->qpn);
+			  qp->vqp.qp.qp_num);
 		return ret;
 	}
 	qp->max_inline_data = resp->max_inline_data;
@@ -133,9 +228,12 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 }
 
 /*
- * ibv_cmd_create_qp_ex() refuses IBV_QP_INIT_ATTR_CREATE_FLAGS with EINVAL;
- * shca_qp_check_attr() let it through only with no flag set, which asks
- * the kernel for nothing, so the bit is dropped for the command.
+ * ibv_cmd_create_qp_ex() takes every QP type, XRC ones included (the XRC
+ * domain of an XRC_RECV QP goes where the PD would), in both rdma-core
+ * releases we build for.  It refuses IBV_QP_INIT_ATTR_CREATE_FLAGS with
+ * EINVAL; shca_qp_check_attr() let it through only with no flag set,
+ * which asks the kernel for nothing, so the bit is dropped for the
+ * command.
  */
 static int shca_cmd_create_qp(struct ibv_context *ctx, struct shca_qp *qp,
 			      struct ibv_qp_init_attr_ex *attr,
@@ -152,6 +250,24 @@ static int shca_cmd_create_qp(struct ibv_context *ctx, struct shca_qp *qp,
 	return ret;
 }
 
+static struct shca_qp *shca_qp_alloc(void)
+{
+	struct shca_qp *qp = calloc(1, sizeof(*qp));
+
+	if (!qp)
+		return NULL;
+	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	return qp;
+}
+
+static void shca_qp_free(struct shca_qp *qp)
+{
+	pthread_spin_destroy(&qp->sq.lock);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp);
+}
+
 static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 				      struct ibv_qp_init_attr_ex *attr)
 {
@@ -165,11 +281,9 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 	if (ret)
 		goto err;
 	ret = ENOMEM;
-	qp = calloc(1, sizeof(*qp));
+	qp = shca_qp_alloc();
 	if (!qp)
 		goto err;
-	pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-	pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	ret = shca_cmd_create_qp(ctx, qp, attr, &cmd, &resp);
 	if (ret)
 		goto err_free;
@@ -181,9 +295,7 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
 err_free:
-	pthread_spin_destroy(&qp->sq.lock);
-	pthread_spin_destroy(&qp->rq.lock);
-	free(qp);
+	shca_qp_free(qp);
 err:
 	errno = ret;
 	return NULL;
@@ -220,6 +332,60 @@ struct ibv_qp *shca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 }
 
 /*
+ * ibv_open_qp(): another handle on an XRC target QP, perhaps created by
+ * another process.  ib_core does it all, the driver is not involved; like
+ * a target created here the QP has no rings.
+ */
+struct ibv_qp *shca_open_qp(struct ibv_context *ctx,
+			    struct ibv_qp_open_attr *attr)
+{
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_open_qp cmd = {};
+	struct shca_qp *qp;
+	int ret = EINVAL;
+
+	if ((attr->comp_mask & IBV_QP_OPEN_ATTR_TYPE) &&
+	    attr->qp_type != IBV_QPT_XRC_RECV)
+		goto err;
+	ret = ENOMEM;
+	qp = shca_qp_alloc();
+	if (!qp)
+		goto err;
+	ret = ibv_cmd_open_qp(ctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		shca_qp_free(qp);
+		goto err;
+	}
+	return &qp->vqp.qp;
+
+err:
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * Drop the unpolled completions of a QP from its CQs.  An XRC initiator
+ * has no receive CQ (ib_core ignored any given), and an XRC target's
+ * receives complete on the CQs of the XRC SRQs, which may belong to
+ * another process: those are left alone.
+ */
+static void shca_qp_clean_cqs(struct ibv_qp *ibqp)
+{
+	struct ibv_cq *rcq = ibqp->recv_cq;
+	struct ibv_cq *scq = ibqp->send_cq;
+
+	if (ibqp->qp_type == IBV_QPT_XRC_RECV)
+		return;
+	if (ibqp->qp_type == IBV_QPT_XRC_SEND)
+		rcq = NULL;
+	if (rcq)
+		shca_cq_clean(to_shca_cq(rcq), ibqp->qp_num);
+	if (scq && scq != rcq)
+		shca_cq_clean(to_shca_cq(scq), ibqp->qp_num);
+}
+
+/*
  * A QP moved to RESET leaves nothing behind: the kernel has stopped
  * producing its completions when the command returns, and the ones not
  * polled yet are removed from its CQs (as hardware providers do), so a
@@ -235,10 +401,7 @@ int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (ret || !(attr_mask & IBV_QP_STATE) ||
 	    attr->qp_state != IBV_QPS_RESET)
 		return ret;
-	if (ibqp->recv_cq)
-		shca_cq_clean(to_shca_cq(ibqp->recv_cq), ibqp->qp_num);
-	if (ibqp->send_cq && ibqp->send_cq != ibqp->recv_cq)
-		shca_cq_clean(to_shca_cq(ibqp->send_cq), ibqp->qp_num);
+	shca_qp_clean_cqs(ibqp);
 	return 0;
 }
 
@@ -264,7 +427,10 @@ int shca_detach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
 	return ibv_cmd_detach_mcast(ibqp, gid, lid);
 }
 
-/* Fails (EBUSY, from the kernel) while the QP is attached to a group. */
+/*
+ * Fails (EBUSY, from the kernel) while the QP is attached to a group.  An
+ * XRC target, created or opened, has no ring to unmap.
+ */
 int shca_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
@@ -275,9 +441,7 @@ int shca_destroy_qp(struct ibv_qp *ibqp)
 		return ret;
 	shca_ring_unmap(&qp->rq.ring);
 	shca_ring_unmap(&qp->sq.ring);
-	pthread_spin_destroy(&qp->sq.lock);
-	pthread_spin_destroy(&qp->rq.lock);
-	free(qp);
+	shca_qp_free(qp);
 	return 0;
 }
 
@@ -312,6 +476,15 @@ int shca_qp_send_state(const struct ibv_qp *ibqp)
 int shca_qp_recv_state(const struct ibv_qp *ibqp)
 {
 	return ibqp->state == IBV_QPS_RESET ? EINVAL : 0;
+}
+
+/*
+ * Posting sends to a QP without an SQ: an XRC target never has one, which
+ * is the caller's error; any other QP was created without one.
+ */
+int shca_qp_no_sq_err(const struct ibv_qp *ibqp)
+{
+	return ibqp->qp_type == IBV_QPT_XRC_RECV ? EINVAL : EOPNOTSUPP;
 }
 
 /* Room for one more WQE?  The kernel publishes cons with release. */
@@ -368,8 +541,11 @@ static void shca_wqe_put_sges(struct shca_sge *dst, const struct ibv_sge *src,
 	}
 }
 
+/* An XRC initiator takes what an RC QP takes. */
 static int shca_wqe_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
+	bool rc = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -381,7 +557,7 @@ static int shca_wqe_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 	case IBV_WR_SEND_WITH_INV:
-		return type == IBV_QPT_RC ? (int)op : -1;
+		return rc ? (int)op : -1;
 	case IBV_WR_BIND_MW:
 	case IBV_WR_LOCAL_INV:
 		return type == IBV_QPT_UD ? -1 : (int)op;
@@ -445,15 +621,28 @@ static int shca_wqe_remote(struct shca_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/*
+ * The target XRC SRQ of an XRC initiator's request; 0 (what the memset
+ * left) on any other QP, whatever the caller put in wr->qp_type.
+ */
+static uint32_t shca_wqe_xrc_srqn(const struct shca_qp *qp,
+				  const struct ibv_send_wr *wr)
+{
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND)
+		return 0;
+	return wr->qp_type.xrc.remote_srqn;
+}
+
 /* Write one send WQE at our producer index; sq.lock held. */
 static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 {
 	int opcode = shca_wqe_opcode(qp->vqp.qp.qp_type, wr->opcode);
+	uint32_t srqn = shca_wqe_xrc_srqn(qp, wr);
 	struct shca_send_wqe *wqe;
 	int ret;
 
 	if (opcode < 0 || wr->num_sge < 0 ||
-	    (uint32_t)wr->num_sge > qp->sq.max_sge)
+	    (uint32_t)wr->num_sge > qp->sq.max_sge || srqn > SHCA_XRC_SRQN_MAX)
 		return EINVAL;
 	if (!shca_wq_has_room(&qp->sq))
 		return ENOMEM;
@@ -462,6 +651,7 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = opcode;
 	wqe->flags = shca_send_flags(wr->send_flags);
+	wqe->xrc_remote_srqn = srqn;
 	/* ex only carries something for these; never stale user bytes */
 	if (opcode == SHCA_OP_SEND_WITH_INV || opcode == SHCA_OP_LOCAL_INV)
 		wqe->ex = wr->invalidate_rkey;
@@ -504,7 +694,7 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (!qp->sq.ring.map) {
 		*bad_wr = wr;
-		return EOPNOTSUPP;
+		return shca_qp_no_sq_err(ibqp);
 	}
 	ret = shca_qp_send_state(ibqp);
 	if (ret) {
@@ -550,7 +740,7 @@ int shca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	int ret = 0;
 
 	if (!qp->sq.ring.map)
-		return EOPNOTSUPP;
+		return shca_qp_no_sq_err(ibqp);
 	if (ibqp->qp_type == IBV_QPT_UD)
 		return EINVAL;
 	pthread_spin_lock(&qp->sq.lock);
@@ -593,7 +783,8 @@ static int shca_post_one_recv(struct shca_wq *wq, const struct ibv_recv_wr *wr)
 
 /*
  * Post a list of receives into an RQ or an SRQ ring.  The ones before a
- * failing WR are published; *bad_wr names the failing one.
+ * failing WR are published; *bad_wr names the failing one.  A ring that
+ * is not mapped (an SRQ whose resize failed) takes nothing: EIO.
  */
 int shca_wq_post_recv(struct shca_wq *wq, struct ibv_recv_wr *wr,
 		      struct ibv_recv_wr **bad_wr)
@@ -602,6 +793,11 @@ int shca_wq_post_recv(struct shca_wq *wq, struct ibv_recv_wr *wr,
 	int ret = 0;
 
 	pthread_spin_lock(&wq->lock);
+	if (!wq->ring.map) {
+		pthread_spin_unlock(&wq->lock);
+		*bad_wr = wr;
+		return EIO;
+	}
 	start = wq->prod;
 	for (; wr; wr = wr->next) {
 		ret = shca_post_one_recv(wq, wr);
@@ -624,8 +820,11 @@ int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	int ret;
 
-	/* a QP with an SRQ takes its receives from the SRQ */
-	if (ibqp->srq) {
+	/*
+	 * a QP with an SRQ takes its receives from the SRQ, an XRC target
+	 * from the XRC SRQ each request names; an XRC initiator takes none
+	 */
+	if (ibqp->srq || !shca_qp_type_has_rq(ibqp->qp_type)) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

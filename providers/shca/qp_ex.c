@@ -5,7 +5,8 @@
  * wr_start takes sq.lock and remembers the producer index.  Each
  * ibv_wr_<opcode>() call claims the next SQ slot and writes a WQE header
  * in exactly the format shca_post_send() writes; the wr_set_*() calls
- * that follow fill in its data and address.  Nothing is visible to the
+ * that follow fill in its data and address (UD: the AH; XRC_SEND: the
+ * target SRQ, which stays 0 if never set).  Nothing is visible to the
  * kernel until wr_complete publishes prod and rings the doorbell the way
  * post_send does; wr_abort (or an error anywhere in the batch) rewinds
  * prod so the written slots are simply reused.
@@ -28,6 +29,9 @@
 			 IBV_QP_EX_WITH_SEND_WITH_INV |                       \
 			 IBV_QP_EX_WITH_ATOMIC_WRITE)
 #define SHCA_OPS_MEM	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
+/* XRC initiators: the RC operations, but no ATOMIC WRITE. */
+#define SHCA_OPS_XRC	(SHCA_OPS_RC &                                        \
+			 ~(uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static uint64_t shca_ops_of(enum ibv_qp_type type)
 {
@@ -38,6 +42,8 @@ static uint64_t shca_ops_of(enum ibv_qp_type type)
 		return SHCA_OPS_UC | SHCA_OPS_MEM;
 	case IBV_QPT_UD:
 		return SHCA_OPS_UD;
+	case IBV_QPT_XRC_SEND:
+		return SHCA_OPS_XRC | SHCA_OPS_MEM;
 	default:
 		return 0;
 	}
@@ -377,6 +383,26 @@ static void shca_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 	wqe->ud.remote_qkey = remote_qkey;
 }
 
+/*
+ * The target XRC SRQ of the current request; only XRC initiators have
+ * one, so on any other QP the call fails the batch, as wr_set_ud_addr
+ * does off UD.
+ */
+static void shca_wr_set_xrc_srqn(struct ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	struct shca_send_wqe *wqe = shca_wr_cur(qpx);
+	struct shca_qp *qp = qpx_to_shca(qpx);
+
+	if (!wqe)
+		return;
+	if (qp->vqp.qp.qp_type != IBV_QPT_XRC_SEND ||
+	    remote_srqn > SHCA_XRC_SRQN_MAX) {
+		shca_wr_fail(qp, EINVAL);
+		return;
+	}
+	wqe->xrc_remote_srqn = remote_srqn;
+}
+
 /* ------------------------------------------------------------------ */
 /* Batch control                                                      */
 /* ------------------------------------------------------------------ */
@@ -388,7 +414,7 @@ static void shca_wr_start(struct ibv_qp_ex *qpx)
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr_start_prod = qp->sq.prod;
 	qp->wr_err = qp->sq.ring.map ? shca_qp_send_state(&qp->vqp.qp) :
-		     EOPNOTSUPP;
+		     shca_qp_no_sq_err(&qp->vqp.qp);
 	qp->wr_cur = NULL;
 }
 
@@ -446,6 +472,7 @@ void shca_qp_ex_init(struct shca_qp *qp, uint64_t send_ops)
 	qpx->wr_set_inline_data = shca_wr_set_inline_data;
 	qpx->wr_set_inline_data_list = shca_wr_set_inline_data_list;
 	qpx->wr_set_ud_addr = shca_wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = shca_wr_set_xrc_srqn;
 	qpx->wr_send = shca_wr_send;
 	qpx->wr_send_imm = shca_wr_send_imm;
 	qpx->wr_send_inv = shca_wr_send_inv;

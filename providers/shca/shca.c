@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca userspace provider: registration, device matching, context and
- * the simple verbs (device/port query, PD, MR, AH).
+ * the simple verbs (device/port query, PD, XRC domain, MR, AH).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -194,6 +194,50 @@ static int shca_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /* ------------------------------------------------------------------ */
+/* XRC domains                                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The XRC domain is ib_core's: it shares one per inode between the
+ * processes that open the same file (O_CREAT, O_EXCL) and the driver
+ * takes no data, so none is sent.
+ */
+static struct ibv_xrcd *shca_open_xrcd(struct ibv_context *ctx,
+				       struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct ibv_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd;
+	int ret;
+
+	xrcd = calloc(1, sizeof(*xrcd));
+	if (!xrcd)
+		return NULL;
+	ret = ibv_cmd_open_xrcd(ctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+/*
+ * Fails (EBUSY, from ib_core) while a QP or SRQ created in the domain
+ * through this handle still exists.
+ */
+static int shca_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = container_of(ibxrcd, struct verbs_xrcd, xrcd);
+	int ret = ibv_cmd_close_xrcd(xrcd);
+
+	if (!ret)
+		free(xrcd);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* Memory regions                                                     */
 /* ------------------------------------------------------------------ */
 
@@ -327,12 +371,14 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_pd = shca_alloc_pd,
 	.bind_mw = shca_bind_mw,
 	.attach_mcast = shca_attach_mcast,
+	.close_xrcd = shca_close_xrcd,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_cq_ex = shca_create_cq_ex,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
 	.create_srq = shca_create_srq,
+	.create_srq_ex = shca_create_srq_ex,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
@@ -342,9 +388,12 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.destroy_srq = shca_destroy_srq,
 	.detach_mcast = shca_detach_mcast,
 	.free_context = shca_free_context,
+	.get_srq_num = shca_get_srq_num,
 	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
+	.open_qp = shca_open_qp,
+	.open_xrcd = shca_open_xrcd,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,

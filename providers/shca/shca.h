@@ -46,6 +46,13 @@ DECLARE_DRV_CMD(ushca_create_qp, IB_USER_VERBS_CMD_CREATE_QP,
 		shca_create_qp_req, shca_create_qp_resp);
 DECLARE_DRV_CMD(ushca_create_srq, IB_USER_VERBS_CMD_CREATE_SRQ,
 		shca_create_srq_req, shca_create_srq_resp);
+DECLARE_DRV_CMD(ushca_create_xsrq, IB_USER_VERBS_CMD_CREATE_XSRQ,
+		shca_create_srq_req, shca_create_srq_resp);
+DECLARE_DRV_CMD(ushca_modify_srq, IB_USER_VERBS_CMD_MODIFY_SRQ,
+		shca_modify_srq_req, empty);
+
+/* XRC SRQ numbers (xrc_remote_srqn in a send WQE) are 24 bits. */
+#define SHCA_XRC_SRQN_MAX 0xffffffu
 
 struct shca_device {
 	struct verbs_device ibv_dev;
@@ -105,6 +112,11 @@ struct shca_wq {
 	uint32_t max_sge;
 };
 
+/*
+ * sq is mapped for RC, UC, UD and XRC_SEND; rq for RC, UC and UD without
+ * an SRQ.  An XRC_RECV QP, created here or opened with ibv_open_qp(), has
+ * neither: its receives come from XRC SRQs and it posts nothing.
+ */
 struct shca_qp {
 	struct verbs_qp vqp;
 	struct shca_wq sq;
@@ -122,8 +134,13 @@ struct shca_qp {
 	struct shca_send_wqe *wr_cur;
 };
 
+/*
+ * A basic or XRC SRQ (vsrq.srq_type).  wq.lock also keeps posters out
+ * while a resize swaps wq.ring; a ring left unmapped by a failed resize
+ * (wq.ring.map NULL) fails every post.
+ */
 struct shca_srq {
-	struct ibv_srq ibv_srq;
+	struct verbs_srq vsrq;
 	struct shca_wq wq;
 	uint32_t srqn;
 };
@@ -155,7 +172,7 @@ static inline struct shca_qp *to_shca_qp(struct ibv_qp *qp)
 
 static inline struct shca_srq *to_shca_srq(struct ibv_srq *srq)
 {
-	return container_of(srq, struct shca_srq, ibv_srq);
+	return container_of(srq, struct shca_srq, vsrq.srq);
 }
 
 static inline struct shca_ah *to_shca_ah(struct ibv_ah *ah)
@@ -191,9 +208,14 @@ void shca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc);
 void shca_cq_set_ex_ops(struct ibv_cq_ex *cq);
 
 /* qp.c */
+int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr);
+int shca_qp_check_rings(const struct ibv_qp_init_attr_ex *attr,
+			uint32_t resp_comp_mask);
 struct ibv_qp *shca_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 struct ibv_qp *shca_create_qp_ex(struct ibv_context *ctx,
 				 struct ibv_qp_init_attr_ex *attr);
+struct ibv_qp *shca_open_qp(struct ibv_context *ctx,
+			    struct ibv_qp_open_attr *attr);
 int shca_destroy_qp(struct ibv_qp *ibqp);
 int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		   int attr_mask);
@@ -219,13 +241,21 @@ void *shca_wq_slot(struct shca_wq *wq, uint32_t idx);
 bool shca_wq_has_room(struct shca_wq *wq);
 int shca_qp_send_state(const struct ibv_qp *ibqp);
 int shca_qp_recv_state(const struct ibv_qp *ibqp);
+int shca_qp_no_sq_err(const struct ibv_qp *ibqp);
 void shca_wq_publish(struct shca_wq *wq);
 void shca_sq_doorbell(struct shca_qp *qp);
 uint8_t shca_send_flags(unsigned int flags);
 
 /* srq.c */
+int shca_srq_check_attr(const struct ibv_srq_init_attr_ex *attr);
 struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
 				struct ibv_srq_init_attr *attr);
+struct ibv_srq *shca_create_srq_ex(struct ibv_context *ctx,
+				   struct ibv_srq_init_attr_ex *attr);
+int shca_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
+int shca_srq_switch_ring(struct shca_srq *srq,
+			 const struct shca_ring_info *info, uint32_t max_wr,
+			 int cmd_fd);
 int shca_destroy_srq(struct ibv_srq *ibsrq);
 int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		    int attr_mask);

@@ -416,6 +416,29 @@ static const struct wqe_case wqe_cases[] = {
 	  .imm_data = 0x42, .send_flags = IBV_SEND_INLINE, .num_sge = 2,
 	  .wr.ud = { .remote_qpn = 7, .remote_qkey = 0x22 } },
 	  .ah = &fake_ah.ibv_ah, .inl = true },
+	/* XRC_SEND carries the target SRQ; no other type does */
+	{ .type = IBV_QPT_XRC_SEND, .wr = { .wr_id = 14, .opcode = IBV_WR_SEND,
+	  .num_sge = 2, .qp_type.xrc.remote_srqn = 0xabcdef } },
+	{ .type = IBV_QPT_XRC_SEND, .wr = { .wr_id = 15,
+	  .opcode = IBV_WR_RDMA_WRITE_WITH_IMM, .imm_data = 0x77, .num_sge = 1,
+	  .qp_type.xrc.remote_srqn = SHCA_XRC_SRQN_MAX,
+	  .wr.rdma = { .remote_addr = 0xfeed5000, .rkey = 0x7c } } },
+	{ .type = IBV_QPT_XRC_SEND, .wr = { .wr_id = 16,
+	  .opcode = IBV_WR_RDMA_READ, .num_sge = 1, .qp_type.xrc.remote_srqn = 1,
+	  .wr.rdma = { .remote_addr = 0xfeed6000, .rkey = 0x7d } } },
+	{ .type = IBV_QPT_XRC_SEND, .wr = { .wr_id = 17,
+	  .opcode = IBV_WR_ATOMIC_CMP_AND_SWP, .num_sge = 1,
+	  .qp_type.xrc.remote_srqn = 0x10,
+	  .wr.atomic = { .remote_addr = 0xfeed7000, .compare_add = 5,
+	  .swap = 6, .rkey = 0x7e } } },
+	{ .type = IBV_QPT_XRC_SEND, .wr = { .wr_id = 18,
+	  .opcode = IBV_WR_SEND_WITH_INV, .invalidate_rkey = 0x99,
+	  .num_sge = 1, .qp_type.xrc.remote_srqn = 0x20 } },
+	{ .type = IBV_QPT_XRC_SEND, .wr = { .wr_id = 19, .opcode = IBV_WR_SEND,
+	  .send_flags = IBV_SEND_INLINE | IBV_SEND_SIGNALED, .num_sge = 2,
+	  .qp_type.xrc.remote_srqn = 0x123456 }, .inl = true },
+	{ .type = IBV_QPT_RC, .wr = { .wr_id = 20, .opcode = IBV_WR_SEND,
+	  .num_sge = 1, .qp_type.xrc.remote_srqn = 0x42 } },
 };
 
 /* The same request through the ibv_wr_*() calls. */
@@ -463,6 +486,8 @@ static void post_ex(struct ibv_qp_ex *qpx, const struct ibv_send_wr *wr,
 	if (ah)
 		ibv_wr_set_ud_addr(qpx, ah, wr->wr.ud.remote_qpn,
 				   wr->wr.ud.remote_qkey);
+	if (qpx->qp_base.qp_type == IBV_QPT_XRC_SEND)
+		ibv_wr_set_xrc_srqn(qpx, wr->qp_type.xrc.remote_srqn);
 	if (inl) {
 		struct ibv_data_buf b[2] = {
 			{ (void *)(uintptr_t)sg[0].addr, sg[0].length },
@@ -493,7 +518,9 @@ static void check_wqe_fields(struct fake_qp *f, const struct wqe_case *c,
 	fl |= wr->send_flags & IBV_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0;
 	fl |= wr->send_flags & IBV_SEND_FENCE ? SHCA_WQE_F_FENCE : 0;
 	fl |= c->inl ? SHCA_WQE_F_INLINE : 0;
-	CHECK(w->flags == fl && w->reserved_88 == 0 && w->xrc_remote_srqn == 0);
+	CHECK(w->flags == fl && w->reserved_88 == 0);
+	CHECK(w->xrc_remote_srqn == (c->type == IBV_QPT_XRC_SEND ?
+				     wr->qp_type.xrc.remote_srqn : 0));
 	if (wr->opcode == IBV_WR_SEND_WITH_INV)
 		CHECK(w->ex == wr->invalidate_rkey);
 	else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
@@ -547,7 +574,8 @@ static void test_wqe_opcodes(void)
 		if (c->ah)	/* wr.wr is a union */
 			wr.wr.ud.ah = c->ah;
 		fake_qp_init(&a, c->type, 0);
-		fake_qp_init(&b, c->type, c->type == IBV_QPT_RC ?
+		fake_qp_init(&b, c->type, c->type == IBV_QPT_RC ||
+			     c->type == IBV_QPT_XRC_SEND ?
 			     0x27f | IBV_QP_EX_WITH_SEND_WITH_INV :
 			     c->type == IBV_QPT_UC ? 0xf : 0xc);
 		CHECK(shca_post_send(&a.qp.vqp.qp, &wr, &bad) == 0);
@@ -590,6 +618,14 @@ static void test_qp_ex_check(void)
 	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_SEND_WITH_INV) ==
 	      EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD) ==
+	      EINVAL);
+	/* XRC initiators: what RC has but ATOMIC WRITE; targets: nothing */
+	CHECK(shca_qp_ex_check(IBV_QPT_XRC_SEND, 0x3ff) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
+	      EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_TSO) ==
+	      EOPNOTSUPP);
+	CHECK(shca_qp_ex_check(IBV_QPT_XRC_RECV, IBV_QP_EX_WITH_SEND) ==
 	      EINVAL);
 }
 
@@ -841,6 +877,396 @@ static void test_post_state(void)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* XRC                                                                */
+/* ------------------------------------------------------------------ */
+
+/* The SRQ number: 24 bits, checked by both APIs; unused off XRC_SEND. */
+static void test_xrc_srqn(void)
+{
+	static struct fake_qp f;
+	struct ibv_qp_ex *qpx = &f.qp.vqp.qp_ex;
+	struct ibv_sge sge = { .addr = 0x10, .length = 8, .lkey = 1 };
+	struct ibv_send_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad = NULL;
+	struct ibv_send_wr wr2;
+
+	fake_qp_init(&f, IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_SEND |
+		     IBV_QP_EX_WITH_LOCAL_INV);
+	wr.qp_type.xrc.remote_srqn = SHCA_XRC_SRQN_MAX + 1;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL && bad == &wr);
+	CHECK(f.ctl.prod == 0 && f.qp.sq.prod == 0);
+	/* a chain stops at the bad number; the one before it goes out */
+	wr2 = wr;
+	wr.qp_type.xrc.remote_srqn = 7;
+	wr.next = &wr2;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL && bad == &wr2);
+	CHECK(f.ctl.prod == 1 && W0.xrc_remote_srqn == 7);
+	/* local operations carry it too, as the caller gave it */
+	wr.next = NULL;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.qp_type.xrc.remote_srqn = 9;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == 0 && f.ctl.prod == 2);
+	CHECK(fq_wqe(&f, 1)->xrc_remote_srqn == 9);
+
+	/* ibv_wr_set_xrc_srqn: in range, after the opcode, on XRC only */
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	ibv_wr_set_xrc_srqn(qpx, SHCA_XRC_SRQN_MAX + 1);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 2);
+	ibv_wr_start(qpx);
+	ibv_wr_set_xrc_srqn(qpx, 5);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 2);
+	ibv_wr_start(qpx);
+	ibv_wr_local_inv(qpx, 0x55);		/* takes no setter */
+	ibv_wr_set_xrc_srqn(qpx, 5);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 2);
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);				/* never set: 0 */
+	ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	ibv_wr_send(qpx);
+	ibv_wr_set_xrc_srqn(qpx, 0x654321);
+	ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 4);
+	CHECK(fq_wqe(&f, 2)->xrc_remote_srqn == 0 &&
+	      fq_wqe(&f, 3)->xrc_remote_srqn == 0x654321);
+	pthread_spin_destroy(&f.qp.sq.lock);
+
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+	ibv_wr_start(qpx);
+	ibv_wr_send(qpx);
+	ibv_wr_set_sge(qpx, 1, 0x10, 4);
+	ibv_wr_set_xrc_srqn(qpx, 5);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 0);
+	/* post_send ignores the field off XRC, even out of range */
+	wr.opcode = IBV_WR_SEND;
+	wr.qp_type.xrc.remote_srqn = 0xffffffff;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == 0 && f.ctl.prod == 1);
+	CHECK(W0.xrc_remote_srqn == 0);
+	pthread_spin_destroy(&f.qp.sq.lock);
+}
+
+/* XRC initiators take no receives; XRC targets post nothing at all. */
+static void test_xrc_post(void)
+{
+	static struct fake_qp f;
+	struct ibv_sge sge = { .addr = 0x10, .length = 8, .lkey = 1 };
+	struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad = NULL;
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	struct ibv_recv_wr *rbad = NULL;
+	struct ibv_mw mw = { .type = IBV_MW_TYPE_1 };
+	struct ibv_mw_bind mwb = {};
+
+	fake_qp_init(&f, IBV_QPT_XRC_SEND, 0);
+	pthread_spin_init(&f.qp.rq.lock, PTHREAD_PROCESS_PRIVATE);
+	CHECK(shca_post_recv(&f.qp.vqp.qp, &rwr, &rbad) == EINVAL &&
+	      rbad == &rwr);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;	/* RC's operations */
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == 0 && f.ctl.prod == 1);
+	pthread_spin_destroy(&f.qp.rq.lock);
+	pthread_spin_destroy(&f.qp.sq.lock);
+
+	/* a target: no rings, state as ibv_open_qp() leaves it */
+	fake_qp_init(&f, IBV_QPT_XRC_RECV, 0);
+	memset(&f.qp.sq.ring, 0, sizeof(f.qp.sq.ring));
+	f.qp.vqp.qp.state = IBV_QPS_UNKNOWN;
+	pthread_spin_init(&f.qp.rq.lock, PTHREAD_PROCESS_PRIVATE);
+	bad = NULL;
+	rbad = NULL;
+	wr.opcode = IBV_WR_SEND;
+	CHECK(shca_post_send(&f.qp.vqp.qp, &wr, &bad) == EINVAL && bad == &wr);
+	CHECK(shca_post_recv(&f.qp.vqp.qp, &rwr, &rbad) == EINVAL &&
+	      rbad == &rwr);
+	CHECK(shca_bind_mw(&f.qp.vqp.qp, &mw, &mwb) == EINVAL);
+	CHECK(f.ctl.prod == 0);
+	pthread_spin_destroy(&f.qp.rq.lock);
+	pthread_spin_destroy(&f.qp.sq.lock);
+}
+
+static void test_qp_check_attr(void)
+{
+	static struct shca_pd pd;
+	static struct verbs_xrcd xrcd;
+	static struct shca_cq cq;
+	struct ibv_qp_init_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_SEND;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = &pd.ibv_pd;
+	CHECK(shca_qp_check_attr(&a) == EINVAL);	/* no send CQ */
+	a.send_cq = &cq.vcq.cq;
+	CHECK(shca_qp_check_attr(&a) == 0);	/* no recv CQ needed */
+	a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	a.send_ops_flags = IBV_QP_EX_WITH_RDMA_READ;
+	CHECK(shca_qp_check_attr(&a) == 0);
+	a.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE;
+	CHECK(shca_qp_check_attr(&a) == EINVAL);
+	a.comp_mask = 0;				/* no PD */
+	CHECK(shca_qp_check_attr(&a) == EINVAL);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_RECV;
+	a.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	a.xrcd = &xrcd.xrcd;
+	CHECK(shca_qp_check_attr(&a) == 0);
+	a.xrcd = NULL;
+	CHECK(shca_qp_check_attr(&a) == EINVAL);
+	a.xrcd = &xrcd.xrcd;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;		/* a PD is no XRCD */
+	a.pd = &pd.ibv_pd;
+	CHECK(shca_qp_check_attr(&a) == EINVAL);
+	a.comp_mask = IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	a.send_ops_flags = 0;
+	CHECK(shca_qp_check_attr(&a) == EINVAL);	/* sends nothing */
+	a.comp_mask = IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_MAX_TSO_HEADER;
+	CHECK(shca_qp_check_attr(&a) == EOPNOTSUPP);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_RAW_PACKET;
+	a.comp_mask = IBV_QP_INIT_ATTR_PD;
+	a.pd = &pd.ibv_pd;
+	a.send_cq = &cq.vcq.cq;
+	CHECK(shca_qp_check_attr(&a) == EOPNOTSUPP);
+	a.qp_type = IBV_QPT_RC;
+	CHECK(shca_qp_check_attr(&a) == EINVAL);	/* no recv CQ */
+	a.recv_cq = &cq.vcq.cq;
+	CHECK(shca_qp_check_attr(&a) == 0);
+	a.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	a.create_flags = IBV_QP_CREATE_SCATTER_FCS;
+	CHECK(shca_qp_check_attr(&a) == EOPNOTSUPP);
+}
+
+/* Which rings a create response may and must carry, by QP type. */
+static void test_qp_check_rings(void)
+{
+	static struct shca_srq srq;
+	const uint32_t SQ = SHCA_CREATE_QP_RESP_CMASK_SQ;
+	const uint32_t RQ = SHCA_CREATE_QP_RESP_CMASK_RQ;
+	struct ibv_qp_init_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_RC;
+	a.cap.max_send_wr = 4;
+	a.cap.max_recv_wr = 4;
+	CHECK(shca_qp_check_rings(&a, SQ | RQ) == 0);
+	CHECK(shca_qp_check_rings(&a, SQ | RQ | 1u << 7) == 0);
+	CHECK(shca_qp_check_rings(&a, SQ) == EPROTO);
+	CHECK(shca_qp_check_rings(&a, RQ) == EPROTO);
+	a.srq = &srq.vsrq.srq;
+	a.cap.max_recv_wr = 0;
+	CHECK(shca_qp_check_rings(&a, SQ) == 0);
+	CHECK(shca_qp_check_rings(&a, SQ | RQ) == EPROTO);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_SEND;
+	a.cap.max_send_wr = 4;
+	CHECK(shca_qp_check_rings(&a, SQ) == 0);
+	CHECK(shca_qp_check_rings(&a, SQ | RQ) == EPROTO);
+	CHECK(shca_qp_check_rings(&a, 0) == EPROTO);
+
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_RECV;
+	CHECK(shca_qp_check_rings(&a, 0) == 0);
+	CHECK(shca_qp_check_rings(&a, SQ) == EPROTO);
+	CHECK(shca_qp_check_rings(&a, RQ) == EPROTO);
+}
+
+static void test_srq_check_attr(void)
+{
+	static struct shca_pd pd;
+	static struct verbs_xrcd xrcd;
+	static struct shca_cq cq;
+	struct ibv_srq_init_attr_ex a;
+
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_TYPE |
+		      IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ;
+	a.srq_type = IBV_SRQT_XRC;
+	a.pd = &pd.ibv_pd;
+	a.xrcd = &xrcd.xrcd;
+	a.cq = &cq.vcq.cq;
+	CHECK(shca_srq_check_attr(&a) == 0);
+	a.comp_mask &= ~IBV_SRQ_INIT_ATTR_CQ;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+	a.xrcd = NULL;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.xrcd = &xrcd.xrcd;
+	a.pd = NULL;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.pd = &pd.ibv_pd;
+	a.comp_mask |= IBV_SRQ_INIT_ATTR_RESERVED;	/* unknown bit */
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.comp_mask &= ~IBV_SRQ_INIT_ATTR_RESERVED;
+	a.comp_mask |= 1u << 31;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.comp_mask &= ~(1u << 31);
+	a.srq_type = IBV_SRQT_TM;
+	a.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
+	a.tm_cap.max_num_tags = 4;
+	CHECK(shca_srq_check_attr(&a) == EOPNOTSUPP);
+	a.srq_type = (enum ibv_srq_type)7;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	/* basic, with or without the type bit */
+	a.srq_type = IBV_SRQT_BASIC;
+	CHECK(shca_srq_check_attr(&a) == 0);
+	a.comp_mask = IBV_SRQ_INIT_ATTR_PD | IBV_SRQ_INIT_ATTR_CQ;
+	a.srq_type = IBV_SRQT_XRC;		/* no type bit: basic */
+	CHECK(shca_srq_check_attr(&a) == 0);
+	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE;
+	a.srq_type = IBV_SRQT_BASIC;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);	/* no PD */
+}
+
+static void test_get_srq_num(void)
+{
+	static struct shca_srq srq;
+	uint32_t num = 0;
+
+	srq.srqn = 0x123456;
+	srq.vsrq.srq_type = IBV_SRQT_BASIC;
+	CHECK(shca_get_srq_num(&srq.vsrq.srq, &num) == EINVAL && num == 0);
+	srq.vsrq.srq_type = IBV_SRQT_XRC;
+	CHECK(shca_get_srq_num(&srq.vsrq.srq, &num) == 0 && num == 0x123456);
+}
+
+/* The resize request: driver data right after struct ibv_modify_srq. */
+static void test_modify_srq_layout(void)
+{
+	CHECK(sizeof(struct ibv_modify_srq) == 24);
+	CHECK(offsetof(struct ushca_modify_srq, drv_payload) ==
+	      sizeof(struct ibv_modify_srq));
+	CHECK(sizeof(struct ushca_modify_srq) ==
+	      sizeof(struct ibv_modify_srq) +
+	      sizeof(struct shca_modify_srq_req));
+	CHECK(sizeof(struct shca_modify_srq_req) == 16);
+	CHECK(offsetof(struct ushca_create_xsrq, drv_payload) ==
+	      sizeof(struct ibv_create_xsrq));
+}
+
+/*
+ * SRQ resize: a memfd plays the uverbs file.  Ring A (8 entries) is at
+ * file page 2, ring B (16 entries) at page 8; each is a page of ctl and
+ * two of entries, 64-byte RQ entries of one SGE.
+ */
+#define RS_A_KEY(pg)	(2 * (uint64_t)(pg))
+#define RS_B_KEY(pg)	(8 * (uint64_t)(pg))
+
+static struct shca_ring_info rs_info(long page, uint64_t key, uint32_t n)
+{
+	struct shca_ring_info info = good_info(page);
+
+	info.mmap_key = key;
+	info.entries = n;
+	return info;
+}
+
+static void rs_set_ctl(int fd, uint64_t key, uint32_t prod, uint32_t cons)
+{
+	struct shca_ring_ctl ctl = { .prod = prod, .cons = cons };
+
+	CHECK(pwrite(fd, &ctl, sizeof(ctl), (off_t)key) == sizeof(ctl));
+}
+
+static uint64_t rs_wr_id(int fd, uint64_t key, long page, uint32_t mask,
+			 uint32_t idx)
+{
+	struct shca_recv_wqe w = {};
+
+	CHECK(pread(fd, &w, sizeof(w), (off_t)(key + (uint64_t)page +
+						((idx & mask) << 6))) ==
+	      sizeof(w));
+	return w.wr_id;
+}
+
+static int rs_post(struct shca_srq *srq, uint64_t wr_id)
+{
+	struct ibv_sge sge = { .addr = 0x100, .length = 8, .lkey = 3 };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad = NULL;
+	int ret = shca_post_srq_recv(&srq->vsrq.srq, &wr, &bad);
+
+	CHECK(ret ? bad == &wr : bad == NULL);
+	return ret;
+}
+
+static void rs_srq_init(struct shca_srq *srq, int fd, long page)
+{
+	struct shca_ring_info a = rs_info(page, RS_A_KEY(page), 8);
+
+	memset(srq, 0, sizeof(*srq));
+	pthread_spin_init(&srq->wq.lock, PTHREAD_PROCESS_PRIVATE);
+	srq->wq.max_sge = 1;
+	rs_set_ctl(fd, RS_A_KEY(page), 0, 0);
+	CHECK(shca_ring_map(&srq->wq.ring, &a, 32, fd) == 0);
+}
+
+static void test_srq_resize(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct shca_ring_info b = rs_info(page, RS_B_KEY(page), 16);
+	static struct shca_srq srq;
+	int fd, i;
+
+	static_assert(sizeof(struct shca_recv_wqe) + sizeof(struct shca_sge) <=
+		      64, "one-SGE RQ entry");
+	fd = memfd_create("shca-srq", 0);
+	CHECK(fd >= 0 && ftruncate(fd, (off_t)(12 * page)) == 0);
+
+	/* 3 posted, the kernel consumed 1, then moved 2 to ring B */
+	rs_srq_init(&srq, fd, page);
+	for (i = 0; i < 3; i++)
+		CHECK(rs_post(&srq, 100 + i) == 0);
+	CHECK(srq.wq.ring.ctl->prod == 3);
+	rs_set_ctl(fd, RS_B_KEY(page), 3, 1);
+	CHECK(shca_srq_switch_ring(&srq, &b, 12, fd) == 0);
+	CHECK(srq.wq.ring.map && srq.wq.ring.mask == 15 && srq.wq.prod == 3);
+	/* we go on at index 3 of B, up to a full ring (cons still 1) */
+	for (i = 3; i < 17; i++)
+		CHECK(rs_post(&srq, 100 + i) == 0);
+	CHECK(rs_post(&srq, 999) == ENOMEM);
+	CHECK(srq.wq.ring.ctl->prod == 17);
+	CHECK(rs_wr_id(fd, RS_B_KEY(page), page, 15, 3) == 103);
+	CHECK(rs_wr_id(fd, RS_B_KEY(page), page, 15, 16) == 116);
+	shca_ring_unmap(&srq.wq.ring);
+	pthread_spin_destroy(&srq.wq.lock);
+
+	/* B does not go on from our prod: the SRQ is left without a ring */
+	rs_srq_init(&srq, fd, page);
+	CHECK(rs_post(&srq, 1) == 0);
+	rs_set_ctl(fd, RS_B_KEY(page), 2, 0);
+	CHECK(shca_srq_switch_ring(&srq, &b, 8, fd) == EPROTO);
+	CHECK(srq.wq.ring.map == NULL && srq.wq.prod == 1);
+	CHECK(rs_post(&srq, 2) == EIO);
+	pthread_spin_destroy(&srq.wq.lock);
+
+	/* more pending than B holds */
+	rs_srq_init(&srq, fd, page);
+	CHECK(rs_post(&srq, 1) == 0);
+	rs_set_ctl(fd, RS_B_KEY(page), 1, (uint32_t)-16);
+	CHECK(shca_srq_switch_ring(&srq, &b, 8, fd) == EPROTO);
+	CHECK(rs_post(&srq, 2) == EIO);
+	pthread_spin_destroy(&srq.wq.lock);
+
+	/* fewer entries than asked for */
+	rs_srq_init(&srq, fd, page);
+	rs_set_ctl(fd, RS_B_KEY(page), 0, 0);
+	CHECK(shca_srq_switch_ring(&srq, &b, 17, fd) == EPROTO);
+	CHECK(srq.wq.ring.map == NULL);
+	pthread_spin_destroy(&srq.wq.lock);
+
+	/* a broken description */
+	rs_srq_init(&srq, fd, page);
+	b.entries = 12;
+	CHECK(shca_srq_switch_ring(&srq, &b, 8, fd) == EINVAL);
+	CHECK(srq.wq.ring.map == NULL && rs_post(&srq, 1) == EIO);
+	pthread_spin_destroy(&srq.wq.lock);
+	close(fd);
+}
+
 int main(void)
 {
 	test_version_gate();
@@ -856,6 +1282,14 @@ int main(void)
 	test_post_send_checks();
 	test_post_state();
 	test_atomic_write();
+	test_xrc_srqn();
+	test_xrc_post();
+	test_qp_check_attr();
+	test_qp_check_rings();
+	test_srq_check_attr();
+	test_get_srq_num();
+	test_modify_srq_layout();
+	test_srq_resize();
 	if (failures) {
 		fprintf(stderr, "test_unit: %d failure(s)\n", failures);
 		return 1;
