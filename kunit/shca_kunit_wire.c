@@ -28,6 +28,7 @@ static bool shca_test_transport_known(u8 opcode)
 	case SHCA_TR_UC:
 	case SHCA_TR_UD:
 	case SHCA_TR_CNP:
+	case SHCA_TR_XRC:
 		return true;
 	default:
 		return false;
@@ -54,6 +55,7 @@ static void shca_wire_test_table(struct kunit *test)
 
 	for (op = 0; op < 256; op++) {
 		const struct shca_opcode_info *info = shca_opcode_info(op);
+		bool reliable;
 		u32 f, role;
 
 		if (!info)
@@ -61,6 +63,8 @@ static void shca_wire_test_table(struct kunit *test)
 		n++;
 		f = info->flags;
 		role = f & (SHCA_OPF_REQ | SHCA_OPF_RESP | SHCA_OPF_CNP);
+		reliable = shca_opcode_transport(op) == SHCA_TR_RC ||
+			   shca_opcode_transport(op) == SHCA_TR_XRC;
 		KUNIT_EXPECT_TRUE_MSG(test, shca_test_transport_known(op),
 				      "%s", info->name);
 		KUNIT_EXPECT_EQ_MSG(test, info->hdr_len, shca_test_ext_len(f),
@@ -73,14 +77,22 @@ static void shca_wire_test_table(struct kunit *test)
 		if (f & SHCA_OPF_PAYLOAD)
 			KUNIT_EXPECT_NE_MSG(test, f & pos, 0U, "%s",
 					    info->name);
-		if (f & SHCA_OPF_NEEDS_ACK)
-			KUNIT_EXPECT_EQ_MSG(test, shca_opcode_transport(op),
-					    SHCA_TR_RC, "%s", info->name);
+		/* the reliable transports' requests, and only they, are ACKed */
+		KUNIT_EXPECT_EQ_MSG(test, !!(f & SHCA_OPF_NEEDS_ACK),
+				    reliable && (f & SHCA_OPF_REQ), "%s",
+				    info->name);
+		/* an XRCETH on exactly the XRC requests */
+		KUNIT_EXPECT_EQ_MSG(test, !!(f & SHCA_OPF_XRCETH),
+				    shca_opcode_transport(op) == SHCA_TR_XRC &&
+				    (f & SHCA_OPF_REQ), "%s", info->name);
 		KUNIT_EXPECT_EQ_MSG(test, info->hdr_len % 4, 0, "%s",
 				    info->name);
 	}
-	/* RC 0x00-0x14, 0x16-0x17 and 0x1d, UC sends and writes, UD, CNP */
-	KUNIT_EXPECT_EQ(test, n, 24U + 12U + 2U + 1U);
+	/*
+	 * RC 0x00-0x14, 0x16-0x17 and 0x1d, UC sends and writes, XRC as RC
+	 * but ATOMIC WRITE, UD, CNP
+	 */
+	KUNIT_EXPECT_EQ(test, n, 24U + 12U + 23U + 2U + 1U);
 }
 
 static void shca_wire_test_unknown_opcodes(struct kunit *test)
@@ -96,7 +108,11 @@ static void shca_wire_test_unknown_opcodes(struct kunit *test)
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_UC | op));
 	for (op = 0; op < 0x20; op++) {
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_RD | op));
-		KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_XRC | op));
+		/* XRC has RC's opcodes but ATOMIC WRITE, and no others */
+		if (!shca_opcode_info(SHCA_TR_RC | op) ||
+		    op == SHCA_OPC_ATOMIC_WRITE)
+			KUNIT_EXPECT_NULL(test,
+					  shca_opcode_info(SHCA_TR_XRC | op));
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(0xc0 | op));
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(0xe0 | op));
 		if (op != SHCA_OPC_SEND_ONLY &&
@@ -113,6 +129,14 @@ static void shca_wire_test_unknown_opcodes(struct kunit *test)
 						       SHCA_TR_UD));
 	KUNIT_EXPECT_TRUE(test, shca_opcode_valid_for(SHCA_TR_UD |
 				SHCA_OPC_SEND_ONLY, SHCA_TR_UD));
+	KUNIT_EXPECT_TRUE(test, shca_opcode_valid_for(SHCA_TR_XRC |
+				SHCA_OPC_SEND_ONLY, SHCA_TR_XRC));
+	KUNIT_EXPECT_FALSE(test, shca_opcode_valid_for(SHCA_TR_XRC |
+				SHCA_OPC_SEND_ONLY, SHCA_TR_RC));
+	KUNIT_EXPECT_FALSE(test, shca_opcode_valid_for(SHCA_OPC_SEND_ONLY,
+						       SHCA_TR_XRC));
+	KUNIT_EXPECT_FALSE(test, shca_opcode_valid_for(SHCA_TR_XRC |
+				SHCA_OPC_ATOMIC_WRITE, SHCA_TR_XRC));
 }
 
 /* Layouts spelled out from the IBTA tables. */
@@ -170,6 +194,23 @@ static void shca_wire_test_layouts(struct kunit *test)
 			shca_opcode_info(SHCA_OPC_RDMA_READ_REQUEST)->hdr_len,
 			28);
 	KUNIT_EXPECT_EQ(test, shca_opcode_info(SHCA_OPCODE_CNP)->hdr_len, 28);
+
+	/* XRC: the XRCETH right after the BTH, then RC's headers */
+	i = shca_opcode_info(SHCA_TR_XRC | SHCA_OPC_SEND_ONLY);
+	KUNIT_ASSERT_NOT_NULL(test, i);
+	KUNIT_EXPECT_STREQ(test, i->name, "XRC_SEND_ONLY");
+	KUNIT_EXPECT_EQ(test, i->hdr_len, 16);
+	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_XRCETH), 12);
+	i = shca_opcode_info(SHCA_TR_XRC | SHCA_OPC_COMPARE_SWAP);
+	KUNIT_ASSERT_NOT_NULL(test, i);
+	KUNIT_EXPECT_EQ(test, i->hdr_len, 44);
+	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_ATMETH), 16);
+	i = shca_opcode_info(SHCA_TR_XRC | SHCA_OPC_RDMA_READ_RESPONSE_FIRST);
+	KUNIT_ASSERT_NOT_NULL(test, i);
+	KUNIT_EXPECT_STREQ(test, i->name, "XRC_RDMA_READ_RESPONSE_FIRST");
+	KUNIT_EXPECT_EQ(test, i->hdr_len, 16);
+	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_AETH), 12);
+	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_XRCETH), -ENOENT);
 	KUNIT_EXPECT_FALSE(test, shca_opcode_info(SHCA_TR_UC |
 			   SHCA_OPC_SEND_ONLY)->flags & SHCA_OPF_NEEDS_ACK);
 	KUNIT_EXPECT_EQ(test, shca_ext_size(SHCA_EXT_NUM), 0U);
@@ -202,6 +243,7 @@ static void shca_test_fill(struct shca_wire_hdr *h, u8 opcode)
 	h->src_qpn = 0xfedcba;
 	h->imm = cpu_to_be32(0xa5a55a5a);
 	h->inv_rkey = 0x13572468;
+	h->xrc_srqn = 0x2468ac;
 	if ((info->flags & SHCA_OPF_PAYLOAD) && (info->flags & SHCA_OPF_LAST))
 		h->pad = 3;
 }
@@ -245,6 +287,8 @@ static void shca_test_compare(struct kunit *test,
 			    "%s: imm", n);
 	SHCA_EXPECT_FIELD(test, n, got->inv_rkey, want->inv_rkey,
 			  f & SHCA_OPF_IETH);
+	SHCA_EXPECT_FIELD(test, n, got->xrc_srqn, want->xrc_srqn,
+			  f & SHCA_OPF_XRCETH);
 }
 
 /* Bytes of BTH through ICRC of a test packet for @info. */
@@ -292,7 +336,7 @@ static void shca_wire_test_roundtrip_all(struct kunit *test)
 		shca_wire_test_roundtrip_one(test, op);
 		n++;
 	}
-	KUNIT_EXPECT_EQ(test, n, 39U);
+	KUNIT_EXPECT_EQ(test, n, 62U);
 }
 
 /* Byte-exact layout of a packed RC RDMA WRITE ONLY with immediate. */
@@ -350,7 +394,9 @@ static void shca_wire_test_pack_rejects(struct kunit *test)
 	u8 buf[64];
 
 	shca_test_fill(&h, SHCA_OPC_RDMA_WRITE_ONLY);
-	h.opcode = SHCA_TR_XRC | SHCA_OPC_SEND_ONLY;
+	h.opcode = SHCA_TR_RD | SHCA_OPC_SEND_ONLY;
+	KUNIT_EXPECT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h), -EINVAL);
+	h.opcode = SHCA_TR_XRC | SHCA_OPC_ATOMIC_WRITE;
 	KUNIT_EXPECT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h), -EINVAL);
 
 	shca_test_fill(&h, SHCA_OPC_RDMA_WRITE_ONLY);
@@ -495,6 +541,230 @@ static void shca_wire_test_bad_tver(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_wire_parse(buf, 20, &pkt), -EINVAL);
 }
 
+/*
+ * The XRC rows mirror RC's: a request is RC's request with an XRCETH
+ * right after the BTH (4 bytes more, every other header 4 bytes later),
+ * a response (0xad-0xb2) is RC's response as it is.  ATOMIC WRITE has
+ * no XRC row.
+ */
+static void shca_wire_test_xrc_rows(struct kunit *test)
+{
+	unsigned int op, reqs = 0, resps = 0;
+	enum shca_ext ext;
+
+	for (op = 0; op < 0x20; op++) {
+		const struct shca_opcode_info *r = shca_opcode_info(SHCA_TR_RC | op);
+		const struct shca_opcode_info *x = shca_opcode_info(SHCA_TR_XRC | op);
+
+		if (!r || op == SHCA_OPC_ATOMIC_WRITE) {
+			KUNIT_EXPECT_NULL_MSG(test, x, "XRC opcode 0x%02x",
+					      SHCA_TR_XRC | op);
+			continue;
+		}
+		KUNIT_ASSERT_NOT_NULL_MSG(test, x, "XRC twin of %s", r->name);
+		KUNIT_EXPECT_STREQ(test, x->name + 4, r->name + 3);
+		KUNIT_EXPECT_EQ_MSG(test, strncmp(x->name, "XRC_", 4), 0, "%s",
+				    x->name);
+		if (r->flags & SHCA_OPF_REQ) {
+			reqs++;
+			KUNIT_EXPECT_EQ_MSG(test, x->flags,
+					    r->flags | SHCA_OPF_XRCETH, "%s",
+					    x->name);
+			KUNIT_EXPECT_EQ_MSG(test, x->hdr_len, r->hdr_len +
+					    SHCA_XRCETH_BYTES, "%s", x->name);
+			KUNIT_EXPECT_EQ_MSG(test,
+					    shca_ext_offset(x, SHCA_EXT_XRCETH),
+					    SHCA_BTH_BYTES, "%s", x->name);
+			for (ext = 0; ext < SHCA_EXT_NUM; ext++) {
+				int ro = shca_ext_offset(r, ext);
+
+				if (ext == SHCA_EXT_XRCETH)
+					continue;
+				KUNIT_EXPECT_EQ_MSG(test,
+						    shca_ext_offset(x, ext),
+						    ro < 0 ? ro :
+						    ro + SHCA_XRCETH_BYTES,
+						    "%s ext %d", x->name, ext);
+			}
+		} else {
+			resps++;
+			KUNIT_EXPECT_TRUE_MSG(test, x->flags & SHCA_OPF_RESP,
+					      "%s", x->name);
+			KUNIT_EXPECT_EQ_MSG(test, x->flags, r->flags, "%s",
+					    x->name);
+			KUNIT_EXPECT_EQ_MSG(test, x->hdr_len, r->hdr_len, "%s",
+					    x->name);
+			for (ext = 0; ext < SHCA_EXT_NUM; ext++)
+				KUNIT_EXPECT_EQ_MSG(test,
+						    shca_ext_offset(x, ext),
+						    shca_ext_offset(r, ext),
+						    "%s ext %d", x->name, ext);
+		}
+	}
+	/* 17 requests, 6 responses: 0x0d-0x12 */
+	KUNIT_EXPECT_EQ(test, reqs, 17U);
+	KUNIT_EXPECT_EQ(test, resps, 6U);
+	for (op = SHCA_TR_XRC | SHCA_OPC_RDMA_READ_RESPONSE_FIRST;
+	     op <= (SHCA_TR_XRC | SHCA_OPC_ATOMIC_ACKNOWLEDGE); op++) {
+		const struct shca_opcode_info *x = shca_opcode_info(op);
+
+		KUNIT_ASSERT_NOT_NULL(test, x);
+		KUNIT_EXPECT_TRUE_MSG(test, x->flags & SHCA_OPF_RESP,
+				      "0x%02x", op);
+	}
+	KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_XRC |
+						 SHCA_OPC_ATOMIC_WRITE));
+}
+
+/* An XRC request opcode: XRC with an RC request's operation. */
+static bool shca_test_xrc_req(unsigned int op)
+{
+	const struct shca_opcode_info *info = shca_opcode_info(op);
+
+	return shca_opcode_transport(op) == SHCA_TR_XRC && info &&
+	       (info->flags & SHCA_OPF_REQ);
+}
+
+/*
+ * Every XRC request carries the XRCETH at offset 12: a 24-bit SRQ number
+ * after a reserved byte that pack writes as 0 and parse ignores.
+ */
+static void shca_wire_test_xrceth_roundtrip(struct kunit *test)
+{
+	static const u32 srqns[] = { 0, 1, 0x123456, 0xabcdef, 0xffffff };
+	struct shca_wire_pkt pkt;
+	struct shca_wire_hdr h;
+	unsigned int op, i, n = 0;
+	u8 *buf;
+
+	buf = kunit_kzalloc(test, 128, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (op = 0; op < 256; op++) {
+		const struct shca_opcode_info *info = shca_opcode_info(op);
+		size_t len;
+
+		if (!shca_test_xrc_req(op))
+			continue;
+		n++;
+		len = shca_test_pkt_len(info);
+		for (i = 0; i < ARRAY_SIZE(srqns); i++) {
+			memset(buf, 0x77, 128);
+			shca_test_fill(&h, op);
+			h.xrc_srqn = srqns[i];
+			KUNIT_ASSERT_EQ_MSG(test, shca_wire_pack(buf, len, &h),
+					    (int)info->hdr_len, "%s", info->name);
+			KUNIT_EXPECT_EQ_MSG(test, buf[12], 0, "%s: reserved",
+					    info->name);
+			KUNIT_EXPECT_EQ_MSG(test, (u32)buf[13] << 16 |
+					    (u32)buf[14] << 8 | buf[15],
+					    srqns[i], "%s: XRCSRQ", info->name);
+			KUNIT_ASSERT_EQ_MSG(test, shca_wire_parse(buf, len, &pkt),
+					    0, "%s", info->name);
+			KUNIT_EXPECT_EQ_MSG(test, pkt.hdr.xrc_srqn, srqns[i],
+					    "%s", info->name);
+			shca_test_compare(test, &pkt.hdr, &h, info->flags,
+					  info->name);
+			/* the reserved byte does not reach the SRQ number */
+			buf[12] = 0xff;
+			KUNIT_ASSERT_EQ_MSG(test, shca_wire_parse(buf, len, &pkt),
+					    0, "%s", info->name);
+			KUNIT_EXPECT_EQ_MSG(test, pkt.hdr.xrc_srqn, srqns[i],
+					    "%s: reserved byte 0xff",
+					    info->name);
+		}
+	}
+	KUNIT_EXPECT_EQ(test, n, 17U);
+}
+
+/* Pack refuses an SRQ number wider than 24 bits on every XRC request. */
+static void shca_wire_test_xrceth_rejects(struct kunit *test)
+{
+	struct shca_wire_hdr h;
+	unsigned int op;
+	u8 buf[64];
+
+	for (op = 0; op < 256; op++) {
+		if (!shca_test_xrc_req(op))
+			continue;
+		shca_test_fill(&h, op);
+		h.xrc_srqn = 0x1000000;
+		KUNIT_EXPECT_EQ_MSG(test, shca_wire_pack(buf, sizeof(buf), &h),
+				    -EINVAL, "0x%02x", op);
+		h.xrc_srqn = 0xffffffff;
+		KUNIT_EXPECT_EQ_MSG(test, shca_wire_pack(buf, sizeof(buf), &h),
+				    -EINVAL, "0x%02x", op);
+		h.xrc_srqn = 0xffffff;
+		KUNIT_EXPECT_GT_MSG(test, shca_wire_pack(buf, sizeof(buf), &h),
+				    0, "0x%02x", op);
+	}
+}
+
+/* Byte-exact XRC RDMA WRITE ONLY with immediate: BTH XRCETH RETH ImmDt. */
+static void shca_wire_test_xrc_pack_bytes(struct kunit *test)
+{
+	static const u8 want[36] = {
+		/* BTH: opcode, SE|M|pad 3|tver 0, pkey, FECN|QPN, A|PSN */
+		0xab, 0xf0, 0xfe, 0xdc, 0x80, 0xab, 0xcd, 0xef,
+		0x80, 0xff, 0xff, 0xfe,
+		/* XRCETH: reserved, XRCSRQ */
+		0x00, 0x24, 0x68, 0xac,
+		/* RETH: VA, R_Key, DMA length */
+		0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+		0x89, 0xab, 0xcd, 0xef, 0x10, 0x20, 0x30, 0x40,
+		/* ImmDt */
+		0xa5, 0xa5, 0x5a, 0x5a,
+	};
+	struct shca_wire_hdr h;
+	u8 buf[sizeof(want) + 1];
+
+	memset(buf, 0x77, sizeof(buf));
+	shca_test_fill(&h, SHCA_TR_XRC |
+		       SHCA_OPC_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
+	KUNIT_ASSERT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h), 36);
+	KUNIT_EXPECT_EQ(test, shca_test_first_diff(buf, want, sizeof(want)),
+			sizeof(want));
+	KUNIT_EXPECT_EQ(test, buf[36], 0x77);
+	/* one byte short of the headers */
+	KUNIT_EXPECT_EQ(test, shca_wire_pack(buf, 35, &h), -EINVAL);
+}
+
+/*
+ * An XRC response is an RC response with another opcode: the same bytes
+ * after the BTH parse to the same fields, with no SRQ number.
+ */
+static void shca_wire_test_xrc_responses(struct kunit *test)
+{
+	struct shca_wire_pkt rc, xrc;
+	struct shca_wire_hdr h;
+	unsigned int op;
+	u8 buf[64], xbuf[64];
+
+	for (op = SHCA_OPC_RDMA_READ_RESPONSE_FIRST;
+	     op <= SHCA_OPC_ATOMIC_ACKNOWLEDGE; op++) {
+		const struct shca_opcode_info *info = shca_opcode_info(op);
+		size_t len = shca_test_pkt_len(info);
+
+		shca_test_fill(&h, op);
+		KUNIT_ASSERT_GT(test, shca_wire_pack(buf, sizeof(buf), &h), 0);
+		h.opcode = SHCA_TR_XRC | op;
+		KUNIT_ASSERT_EQ(test, shca_wire_pack(xbuf, sizeof(xbuf), &h),
+				(int)info->hdr_len);
+		KUNIT_EXPECT_EQ(test, xbuf[0], SHCA_TR_XRC | op);
+		KUNIT_EXPECT_EQ_MSG(test, shca_test_first_diff(buf + 1, xbuf + 1,
+							       info->hdr_len - 1),
+				    (size_t)info->hdr_len - 1, "%s",
+				    info->name);
+		KUNIT_ASSERT_EQ(test, shca_wire_parse(buf, len, &rc), 0);
+		KUNIT_ASSERT_EQ(test, shca_wire_parse(xbuf, len, &xrc), 0);
+		KUNIT_EXPECT_EQ(test, xrc.hdr_len, rc.hdr_len);
+		KUNIT_EXPECT_EQ(test, xrc.pay_len, rc.pay_len);
+		KUNIT_EXPECT_EQ(test, xrc.hdr.xrc_srqn, 0U);
+		xrc.hdr.opcode = rc.hdr.opcode;
+		shca_test_compare(test, &xrc.hdr, &rc.hdr, info->flags,
+				  info->name);
+	}
+}
+
 static struct kunit_case shca_wire_test_cases[] = {
 	KUNIT_CASE(shca_wire_test_table),
 	KUNIT_CASE(shca_wire_test_unknown_opcodes),
@@ -507,6 +777,11 @@ static struct kunit_case shca_wire_test_cases[] = {
 	KUNIT_CASE(shca_wire_test_parse_unknown),
 	KUNIT_CASE(shca_wire_test_bad_pad),
 	KUNIT_CASE(shca_wire_test_bad_tver),
+	KUNIT_CASE(shca_wire_test_xrc_rows),
+	KUNIT_CASE(shca_wire_test_xrceth_roundtrip),
+	KUNIT_CASE(shca_wire_test_xrceth_rejects),
+	KUNIT_CASE(shca_wire_test_xrc_pack_bytes),
+	KUNIT_CASE(shca_wire_test_xrc_responses),
 	{}
 };
 

@@ -11,7 +11,8 @@
 #
 # rxe goes first and records its outcomes; the shca run then fails for
 # every test that was ok on rxe and is not ok on shca (unless listed in
-# progs/pyverbs-needs.txt), and for any RDMA CM test that skips on shca.
+# progs/pyverbs-needs.txt), and for any RDMA CM or XRC test that skips on
+# shca (rxe has no XRC: those tests skip there).
 # Arguments (ad hoc runs): module names, e.g. test_qpex; default: all.
 set -u
 E2E_SUITE=pyverbs
@@ -67,6 +68,16 @@ wait_for 90 port_active shca0
 wait_for 90 rdma_gid shca0 ffff:0a61:0001
 must=()
 case " $* " in "  " | *" test_rdmacm "*) must=(--must-run tests.test_rdmacm) ;; esac
+# rdma-core's XRC tests skip on rxe (no XRC there), so the comparison
+# cannot demand them: on shca (IBV_DEVICE_XRC) they must run (all but
+# test_odp's, which needs ODP).  MODULE:PREFIX, the same in 44 and 56.
+xrc=(test_qpex:tests.test_qpex.QpExTestCase.test_qp_ex_xrc
+	test_atomic:tests.test_atomic.AtomicTest.test_xrc
+	test_cqex:tests.test_cqex.CqExTestCase.test_xrc
+	test_relaxed_ordering:tests.test_relaxed_ordering.RoTestCase.test_ro_xrc)
+for x in "${xrc[@]}"; do
+	case " $* " in "  " | *" ${x%%:*} "*) must+=(--must-run "${x#*:}") ;; esac
+done
 rc=0
 exits_ok "pyverbs-run.py exits 0" /usr/bin/python3 "$here/progs/pyverbs-run.py" \
 	--dev shca0 --needs "$here/progs/pyverbs-needs.txt" --compare "$rxe_rec" \

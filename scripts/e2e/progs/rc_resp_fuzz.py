@@ -46,8 +46,11 @@
 #   - every well-formed response reached the completer, which finds
 #     nothing outstanding and counts each in rc_dup_acks or rc_bad_resp;
 # then a WRITE FIRST into an MR that is deregistered before its MIDDLE
-# (dereg returns, the MIDDLE is NAKed, rc_rem_access_errs + 1), and last a
-# fresh RC pair on DEV moves SEND and RDMA WRITE data byte for byte.
+# (dereg returns, the MIDDLE is NAKed, rc_rem_access_errs + 1); then XRC
+# (section 3b: XRC requests naming no SRQ are NAKed and counted in
+# rx_xrc_bad_srq, other transports' opcodes at an XRC target and XRC's at
+# an RC QP count in rx_malformed), and last a fresh RC pair on DEV moves
+# SEND and RDMA WRITE data byte for byte.
 import os, random, socket, struct, subprocess, sys, time, zlib
 
 RQPSN = 1000          # rq_psn of every fuzzed QP
@@ -627,6 +630,178 @@ result('rc_rem_access_errs counted the NAK once',
        s['rc_rem_access_errs'] - s3['rc_rem_access_errs'] == 1,
        'grew by %d' % (s['rc_rem_access_errs'] - s3['rc_rem_access_errs']))
 wq.close()
+
+# 3b. XRC.  An XRC target QP (an XRCD, an XRC SRQ with receives posted)
+# gets hand-built XRC requests, each at a fresh target QP's ePSN: one
+# naming its SRQ lands (the builder is right, the XRCETH sits after the
+# BTH); one naming an SRQ number nobody has, and XRC_FUZZ_N more with
+# random SRQ numbers, are NAKed (XRC ACKNOWLEDGE, remote access error) and
+# counted in rx_xrc_bad_srq, nothing delivered.  RC and UC opcodes at an
+# XRC target, and an XRC opcode at an RC QP, are dropped as malformed.
+XRC_NAK_SYNDROME = 0x62     # NAK, remote access error (rc_resp.c)
+XRC_ACK_OP = 0xb1           # XRC ACKNOWLEDGE
+XRC_FUZZ_N = 8
+import tempfile
+from pyverbs.xrcd import XRCD, XRCDInitAttr
+from pyverbs.srq import SRQ, SrqInitAttrEx
+from pyverbs.qp import QPInitAttrEx
+
+xtmp = tempfile.NamedTemporaryFile()
+xfd = os.open(xtmp.name, os.O_RDONLY | os.O_CREAT, 0o600)
+xrcd = XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
+                              e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, xfd))
+xcq = CQ(ctx, 64)
+sa = SrqInitAttrEx(max_wr=32)
+sa.srq_type = e.IBV_SRQT_XRC
+sa.pd = pd
+sa.xrcd = xrcd
+sa.cq = xcq
+sa.comp_mask = e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD | \
+    e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD
+xsrq = SRQ(ctx, sa)
+xsrqn = xsrq.get_srq_num()
+xmr = MR(pd, 1 << 16, ACC)
+xmr.write(b'\xee' * (1 << 16), 1 << 16)
+for i in range(8):
+    xsrq.post_recv(RecvWR(wr_id=i, num_sge=1,
+                          sg=[SGE(xmr.buf + 1024 * i, 1024, xmr.lkey)]))
+
+
+def new_xrc_tgt():
+    qp = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV,
+                              comp_mask=e.IBV_QP_INIT_ATTR_XRCD, xrcd=xrcd))
+    attr = QPAttr()
+    attr.qp_access_flags = ACC
+    attr.port_num = 1
+    attr.path_mtu = e.IBV_MTU_1024
+    attr.dest_qp_num = 0x123
+    attr.rq_psn = RQPSN
+    attr.sq_psn = 0
+    attr.max_dest_rd_atomic = 2
+    attr.min_rnr_timer = 1
+    attr.timeout = 14
+    gid = GID('0000:0000:0000:0000:0000:ffff:0a4d:0002')
+    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=GIDX),
+                          is_global=1, port_num=1)
+    qp.to_rts(attr)
+    return qp
+
+
+def xrceth(srqn):
+    return struct.pack('!I', srqn & 0xffffff)
+
+
+def drain_acks():
+    while True:
+        try:
+            ack_sock.recv(4096)
+        except socket.timeout:
+            return
+
+
+def next_nak(want_op):
+    """The next ACK/NAK packet of the given opcode toward QP 0x123:
+    (opcode, PSN, syndrome), or None."""
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        try:
+            pkt = ack_sock.recv(4096)
+        except socket.timeout:
+            continue
+        if len(pkt) >= 16 and pkt[0] in (0x11, want_op) and \
+                struct.unpack('!I', pkt[4:8])[0] & 0xffffff == 0x123:
+            return (pkt[0], struct.unpack('!I', pkt[8:12])[0] & 0xffffff,
+                    pkt[12])
+    return None
+
+
+# the builder is right: an XRC SEND ONLY naming the SRQ lands on its CQ
+drain_acks()
+t = new_xrc_tgt()
+send(packet(bth(0xa4, t.qp_num, RQPSN, ackreq=1) + xrceth(xsrqn) +
+            b'hello, xrc!!'))
+wcs = poll(1, q=xcq)
+result('hand-built XRC SEND_ONLY received on the SRQ\'s CQ',
+       len(wcs) == 1 and wcs[0].status == 0 and wcs[0].byte_len == 12 and
+       wcs[0].qp_num == t.qp_num and xmr.read(12, 0) == b'hello, xrc!!',
+       str([(w.status, w.byte_len, w.qp_num) for w in wcs]))
+ack = next_nak(XRC_ACK_OP)
+result('it is ACKed in an XRC ACKNOWLEDGE',
+       ack is not None and ack[0] == XRC_ACK_OP and ack[1] == RQPSN and
+       ack[2] & 0xe0 == 0, str(ack))
+t.close()
+
+# XRC requests naming SRQs nobody has
+rnd_x = random.Random(SEED ^ 0x5555)
+bad_srqns = [NOQPN] + [rnd_x.choice([rnd_x.randint(0, 0xffffff), xsrqn + 1,
+                                     xsrqn ^ 0x800000, 0])
+                       for _ in range(XRC_FUZZ_N)]
+bad_srqns = [n for n in bad_srqns if n != xsrqn]
+bad_ops = [0xa4, 0xa0, 0xa5, 0xaa, 0xac, 0xb3, 0xb4, 0xb7, 0xab]
+s0 = fresh_stats(RX + ['rx_xrc_bad_srq'])
+naks = []
+for i, n in enumerate(bad_srqns):
+    op = bad_ops[i % len(bad_ops)]
+    t = new_xrc_tgt()
+    if op in (0xaa, 0xac):       # RDMA WRITE ONLY / READ: XRCETH, RETH
+        ext = xrceth(n) + struct.pack('!QII', xmr.buf, xmr.rkey,
+                                      0 if op == 0xac else 8)
+        pay = b'' if op == 0xac else b'\x11' * 8
+    elif op == 0xab:             # WRITE ONLY with immediate: + ImmDt
+        ext = xrceth(n) + struct.pack('!QIII', xmr.buf, xmr.rkey, 8, 7)
+        pay = b'\x11' * 8
+    elif op in (0xb3, 0xb4):     # atomics: XRCETH, AtomicETH
+        ext = xrceth(n) + struct.pack('!QIQQ', xmr.buf, xmr.rkey, 1, 2)
+        pay = b''
+    elif op in (0xa5, 0xb7):     # with ImmDt / IETH
+        ext = xrceth(n) + b'\x01\x02\x03\x04'
+        pay = b'\x22' * 16
+    else:                        # SEND ONLY, SEND FIRST (a full MTU)
+        ext = xrceth(n)
+        pay = b'\x33' * (MTU if op == 0xa0 else 64)
+    drain_acks()
+    send(packet(bth(op, t.qp_num, RQPSN, ackreq=1) + ext + pay))
+    naks.append((op, n, next_nak(XRC_ACK_OP)))
+    t.close()
+s, _ = wait_stats(RX + ['rx_xrc_bad_srq'],
+                  lambda s: grown(s, s0, 'rx_xrc_bad_srq') >= len(bad_srqns))
+bad = [(hex(op), hex(n), nk) for op, n, nk in naks
+       if nk != (XRC_ACK_OP, RQPSN, XRC_NAK_SYNDROME)]
+result('%d XRC requests naming no SRQ NAKed (XRC ACK, syndrome %#x)' %
+       (len(naks), XRC_NAK_SYNDROME), not bad, str(bad[:4]))
+result('rx_xrc_bad_srq grew by %d == %d' %
+       (grown(s, s0, 'rx_xrc_bad_srq'), len(bad_srqns)),
+       grown(s, s0, 'rx_xrc_bad_srq') == len(bad_srqns))
+result('nothing delivered to the SRQ for them',
+       poll(1, secs=0.5, q=xcq) == [] and
+       xmr.read(1024 * 7, 1024) == b'\xee' * (1024 * 7))
+
+# RC and UC opcodes at an XRC target, an XRC opcode at an RC QP: malformed
+t = new_xrc_tgt()
+r = new_qp(e.IBV_QPT_RC)
+poll_all()      # flushes of earlier QPs in error
+s0 = fresh_stats(RX)
+send(packet(bth(0x04, t.qp_num, RQPSN, ackreq=1) + b'\x44' * 16))
+send(packet(bth(0x24, t.qp_num, RQPSN) + b'\x44' * 16))
+send(packet(bth(0x0a, t.qp_num, RQPSN, ackreq=1) +
+            struct.pack('!QII', xmr.buf, xmr.rkey, 8) + b'\x55' * 8))
+send(packet(bth(0xa4, r.qp_num, RQPSN, ackreq=1) + xrceth(xsrqn) +
+            b'\x66' * 16))
+s, _ = wait_stats(RX, lambda s: grown(s, s0, 'rx_malformed') >= 4)
+result('RC/UC opcodes at an XRC target, XRC at an RC QP: rx_malformed '
+       'grew by %d == 4' % grown(s, s0, 'rx_malformed'),
+       grown(s, s0, 'rx_malformed') == 4 and
+       sum(grown(s, s0, k) for k in RX) == 4)
+late = [w for w in poll(32, secs=0.5) if w.qp_num == r.qp_num]
+result('nothing delivered for them',
+       poll(1, secs=0.5, q=xcq) == [] and late == [] and
+       xmr.read(1024 * 7, 1024) == b'\xee' * (1024 * 7),
+       str([(w.qp_num, w.status, w.opcode) for w in late]))
+t.close()
+r.close()
+xsrq.close()
+xrcd.close()
+os.close(xfd)
 
 # 4. after all that, an ordinary RC connection on DEV (to its own address)
 # still moves data byte for byte.

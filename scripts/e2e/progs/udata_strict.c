@@ -18,6 +18,8 @@
  *  - non-zero bytes past the known structure: EOPNOTSUPP, zero bytes: ok;
  *  - responses are truncated to what userspace offered, never overrun;
  *  - bad attributes: EINVAL; unsupported features: EOPNOTSUPP;
+ *  - an SRQ resize names where the new ring's description goes
+ *    (struct shca_modify_srq_req): missing or too short, EINVAL;
  *  - mmap of anything but an exact, live ring chunk: EINVAL.
  */
 #include <errno.h>
@@ -855,8 +857,6 @@ static void test_create_qp(void)
 	/* unsupported types */
 	expect_errno("create_qp: RAW_PACKET unsupported",
 		     try_qp(IBV_QPT_RAW_PACKET, &req, sizeof(req)), EOPNOTSUPP);
-	expect_errno("create_qp: XRC_SEND unsupported",
-		     try_qp(IBV_QPT_XRC_SEND, &req, sizeof(req)), EOPNOTSUPP);
 	expect_errno("create_qp: DRIVER type unsupported",
 		     try_qp(IBV_QPT_DRIVER, &req, sizeof(req)), EOPNOTSUPP);
 }
@@ -979,6 +979,294 @@ static void test_srq(void)
 	expect_errno("create_srq: max_srq_wr and max_srq_sge accepted",
 		     try_srq((uint32_t)dattr.max_srq_wr,
 			     (uint32_t)dattr.max_srq_sge, &req, sizeof(req)), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* MODIFY_SRQ (resize: the new ring's description at ring_info_va)     */
+/* ------------------------------------------------------------------ */
+
+struct msrq_cmd_buf {
+	struct ibv_modify_srq ibv;
+	uint8_t drv[32];
+};
+
+/* The kernel's answer to a resize, and bytes after it that must stay. */
+struct ring_out {
+	struct shca_ring_info ri;
+	uint8_t tail[16];
+};
+
+static int modify_srq_raw(struct ibv_srq *srq, uint32_t max_wr,
+			  uint32_t limit, int mask, const void *drv,
+			  size_t drv_len)
+{
+	struct ibv_srq_attr at = { .max_wr = max_wr, .srq_limit = limit };
+	struct msrq_cmd_buf cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	if (drv_len)
+		memcpy(cmd.drv, drv, drv_len);
+	return ibv_cmd_modify_srq(srq, &at, mask, &cmd.ibv,
+				  sizeof(cmd.ibv) + drv_len);
+}
+
+/* A request asking for the new ring's description in @out. */
+static struct shca_modify_srq_req ring_req(struct ring_out *out)
+{
+	struct shca_modify_srq_req r = {
+		.comp_mask = SHCA_MODIFY_SRQ_REQ_CMASK_RING_INFO,
+		.ring_info_len = sizeof(out->ri),
+		.ring_info_va = (uintptr_t)&out->ri,
+	};
+
+	memset(out, CANARY, sizeof(*out));
+	return r;
+}
+
+/* Resize cases on @srq (created with max_wr 16 and no mapping). */
+static void test_modify_srq_on(struct ibv_srq *srq, const char *kind)
+{
+	struct shca_modify_srq_req req;
+	uint8_t big[sizeof(req) + 8];
+	struct ring_out out;
+	char name[160];
+	int ret;
+
+#define MSRQ_CASE(fmt) (snprintf(name, sizeof(name), "modify_srq (%s): " fmt, kind), name)
+	req = ring_req(&out);
+	req.comp_mask |= 1u << 1;
+	expect_errno(MSRQ_CASE("unknown comp_mask bit rejected"),
+		     modify_srq_raw(srq, 64, 0, IBV_SRQ_MAX_WR, &req,
+				    sizeof(req)), EOPNOTSUPP);
+	req = ring_req(&out);
+	req.ring_info_len = sizeof(out.ri) - 1;
+	expect_errno(MSRQ_CASE("ring_info_len one byte short rejected"),
+		     modify_srq_raw(srq, 64, 0, IBV_SRQ_MAX_WR, &req,
+				    sizeof(req)), EINVAL);
+	req.ring_info_len = 0;
+	expect_errno(MSRQ_CASE("ring_info_len 0 rejected"),
+		     modify_srq_raw(srq, 64, 0, IBV_SRQ_MAX_WR, &req,
+				    sizeof(req)), EINVAL);
+	tap(all_bytes(&out, sizeof(out), CANARY),
+	    MSRQ_CASE("refused resizes wrote nothing"), "ring_info written");
+	expect_errno(MSRQ_CASE("resize without a request rejected"),
+		     modify_srq_raw(srq, 64, 0, IBV_SRQ_MAX_WR, NULL, 0),
+		     EINVAL);
+	req = ring_req(&out);
+	req.comp_mask = 0;
+	expect_errno(MSRQ_CASE("resize without RING_INFO rejected"),
+		     modify_srq_raw(srq, 64, 0, IBV_SRQ_MAX_WR, &req,
+				    sizeof(req)), EINVAL);
+	req = ring_req(&out);
+	memset(big, 0, sizeof(big));
+	memcpy(big, &req, sizeof(req));
+	big[sizeof(big) - 1] = 3;
+	expect_errno(MSRQ_CASE("longer request, non-zero tail rejected"),
+		     modify_srq_raw(srq, 64, 0, IBV_SRQ_MAX_WR, big,
+				    sizeof(big)), EOPNOTSUPP);
+	req = ring_req(&out);
+	expect_errno(MSRQ_CASE("max_wr > max_srq_wr rejected"),
+		     modify_srq_raw(srq, (uint32_t)dattr.max_srq_wr + 1, 0,
+				    IBV_SRQ_MAX_WR, &req, sizeof(req)), EINVAL);
+	expect_errno(MSRQ_CASE("limit only, no request accepted"),
+		     modify_srq_raw(srq, 0, 4, IBV_SRQ_LIMIT, NULL, 0), 0);
+	req = ring_req(&out);
+	req.comp_mask = 1u << 7;
+	expect_errno(MSRQ_CASE("limit only, unknown comp_mask bit rejected"),
+		     modify_srq_raw(srq, 0, 4, IBV_SRQ_LIMIT, &req, sizeof(req)),
+		     EOPNOTSUPP);
+	expect_errno(MSRQ_CASE("limit above max_wr rejected"),
+		     modify_srq_raw(srq, 0, 1u << 30, IBV_SRQ_LIMIT, NULL, 0),
+		     EINVAL);
+
+	req = ring_req(&out);
+	ret = modify_srq_raw(srq, 64, 0, IBV_SRQ_MAX_WR, &req, sizeof(req));
+	expect_errno(MSRQ_CASE("resize to 64 accepted"), ret, 0);
+	if (!ret)
+		tap(out.ri.entries >= 64 && !(out.ri.entries & (out.ri.entries - 1)) &&
+		    out.ri.mmap_len && !out.ri.reserved_288 &&
+		    all_bytes(out.tail, sizeof(out.tail), CANARY),
+		    MSRQ_CASE("the new ring described, nothing written past it"),
+		    "entries %u len %llu", out.ri.entries,
+		    (unsigned long long)out.ri.mmap_len);
+	/* more room offered than the structure: only the structure written */
+	req = ring_req(&out);
+	req.ring_info_len = sizeof(out);
+	ret = modify_srq_raw(srq, 128, 0, IBV_SRQ_MAX_WR, &req, sizeof(req));
+	expect_errno(MSRQ_CASE("resize with a longer ring_info_len accepted"),
+		     ret, 0);
+	if (!ret)
+		tap(out.ri.entries >= 128 &&
+		    (all_bytes(out.tail, sizeof(out.tail), CANARY) ||
+		     all_bytes(out.tail, sizeof(out.tail), 0)),
+		    MSRQ_CASE("longer ring_info_len: tail untouched or zeroed"),
+		    "entries %u tail byte 0 = %#x", out.ri.entries,
+		    out.tail[0]);
+#undef MSRQ_CASE
+}
+
+static void test_modify_srq(void)
+{
+	struct shca_create_srq_req req = {};
+	struct ibv_srq srq;
+	int ret;
+
+	ret = create_srq_raw(&srq, 16, 1, &req, sizeof(req),
+			     sizeof(struct shca_create_srq_resp));
+	if (ret) {
+		tap(0, "modify_srq: setup", "create_srq: %d", ret);
+		return;
+	}
+	test_modify_srq_on(&srq, "basic");
+	expect_errno("modify_srq (basic): destroy after the resizes",
+		     ibv_cmd_destroy_srq(&srq), 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* XRC: XRC_SEND and XRC_RECV QPs, XRC SRQs (CREATE_XSRQ)              */
+/* ------------------------------------------------------------------ */
+
+static struct ibv_xrcd *xrcd;	/* through the provider */
+
+struct xsrq_cmd_buf {
+	struct ibv_create_xsrq ibv;
+	uint8_t drv[256];
+};
+
+static struct xsrq_cmd_buf xsrq_cmd;
+
+static int create_xsrq_raw(struct verbs_srq *srq, const void *drv,
+			   size_t drv_len, size_t resp_drv_len)
+{
+	struct ibv_srq_init_attr_ex a = {
+		.attr = { .max_wr = 16, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
+			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
+		.srq_type = IBV_SRQT_XRC,
+		.pd = pd,
+		.xrcd = xrcd,
+		.cq = pcq,
+	};
+
+	memset(srq, 0, sizeof(*srq));
+	memset(&xsrq_cmd, 0, sizeof(xsrq_cmd));
+	memset(&srq_resp, CANARY, sizeof(srq_resp));
+	if (drv_len)
+		memcpy(xsrq_cmd.drv, drv, drv_len);
+	return ibv_cmd_create_srq_ex(ctx, srq, &a, &xsrq_cmd.ibv,
+				     sizeof(xsrq_cmd.ibv) + drv_len,
+				     &srq_resp.ibv,
+				     sizeof(srq_resp.ibv) + resp_drv_len);
+}
+
+static int try_xsrq(const void *drv, size_t drv_len)
+{
+	struct verbs_srq srq;
+	int ret;
+
+	ret = create_xsrq_raw(&srq, drv, drv_len,
+			      sizeof(struct shca_create_srq_resp));
+	if (!ret)
+		ibv_cmd_destroy_srq(&srq.srq);
+	return ret;
+}
+
+static void test_xrc(void)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1,
+		.oflags = O_CREAT,
+	};
+	struct shca_create_srq_req sreq = {};
+	struct shca_create_qp_req req = {};
+	struct ibv_qp_init_attr_ex a;
+	static uint8_t big[256];
+	struct verbs_srq srq;
+	struct verbs_qp qp;
+	int ret;
+
+	/* XRC_SEND: an SQ and no RQ */
+	a = qp_attr(IBV_QPT_XRC_SEND);
+	ret = create_qp_raw(&qp, &a, &req, sizeof(req),
+			    sizeof(struct shca_create_qp_resp));
+	expect_errno("create_qp: XRC_SEND accepted", ret, 0);
+	if (!ret) {
+		tap(qp_resp.drv.comp_mask == SHCA_CREATE_QP_RESP_CMASK_SQ &&
+		    qp_resp.drv.qpn == qp.qp.qp_num &&
+		    qp_resp.drv.sq.entries >= 8 &&
+		    all_bytes(qp_resp.tail, sizeof(qp_resp.tail), CANARY),
+		    "create_qp: XRC_SEND response describes an SQ only",
+		    "cmask %#x qpn %u/%u sq entries %u",
+		    qp_resp.drv.comp_mask, qp_resp.drv.qpn, qp.qp.qp_num,
+		    qp_resp.drv.sq.entries);
+		ibv_cmd_destroy_qp(&qp.qp);
+	}
+	req.comp_mask = 1u << 5;
+	expect_errno("create_qp: XRC_SEND, unknown comp_mask bit rejected",
+		     try_qp(IBV_QPT_XRC_SEND, &req, sizeof(req)), EOPNOTSUPP);
+	req.comp_mask = 0;
+
+	xrcd = ibv_open_xrcd(ctx, &xa);
+	if (!xrcd) {
+		tap(0, "xrc: setup", "ibv_open_xrcd: %d", errno);
+		return;
+	}
+
+	/*
+	 * XRC_RECV: no ring at all.  ib_core creates the shared target QP
+	 * without the caller's udata (ib_create_qp_user()), so the driver
+	 * sees no request and writes no response: both are inert.
+	 */
+	memset(&a, 0, sizeof(a));
+	a.qp_type = IBV_QPT_XRC_RECV;
+	a.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+	a.xrcd = xrcd;
+	ret = create_qp_raw(&qp, &a, &req, sizeof(req),
+			    sizeof(struct shca_create_qp_resp));
+	expect_errno("create_qp: XRC_RECV accepted", ret, 0);
+	if (!ret) {
+		tap(all_bytes(&qp_resp.drv, sizeof(qp_resp.drv) +
+			      sizeof(qp_resp.tail), CANARY) && qp.qp.qp_num,
+		    "create_qp: XRC_RECV (no udata reaches the driver): driver response untouched",
+		    "cmask %#x, qpn %u", qp_resp.drv.comp_mask, qp.qp.qp_num);
+		ibv_cmd_destroy_qp(&qp.qp);
+	}
+	big[0] = 0xff;
+	expect_errno("create_qp: XRC_RECV, driver data ignored by ib_core",
+		     try_qp_attr(&a, big, sizeof(big)), 0);
+	big[0] = 0;
+
+	/* XRC SRQ */
+	ret = create_xsrq_raw(&srq, &sreq, sizeof(sreq),
+			      sizeof(struct shca_create_srq_resp));
+	expect_errno("create_srq_ex: XRC, exact request accepted", ret, 0);
+	if (!ret) {
+		tap(srq_resp_ok(16) && srq_resp.drv.srqn == srq.srq_num,
+		    "create_srq_ex: XRC response describes the ring, SRQ number = srqn",
+		    "cmask %#x srqn %u (verbs %u) entries %u",
+		    srq_resp.drv.comp_mask, srq_resp.drv.srqn, srq.srq_num,
+		    srq_resp.drv.ring.entries);
+		test_modify_srq_on(&srq.srq, "XRC");
+		ibv_cmd_destroy_srq(&srq.srq);
+	}
+	sreq.comp_mask = 1;
+	expect_errno("create_srq_ex: XRC, unknown comp_mask bit rejected",
+		     try_xsrq(&sreq, sizeof(sreq)), EOPNOTSUPP);
+	sreq.comp_mask = 0;
+	sreq.reserved_32 = 0x80;
+	expect_errno("create_srq_ex: XRC, non-zero reserved_32 rejected",
+		     try_xsrq(&sreq, sizeof(sreq)), EINVAL);
+	sreq.reserved_32 = 0;
+	expect_errno("create_srq_ex: XRC, empty request rejected",
+		     try_xsrq(NULL, 0), EINVAL);
+	memset(big, 0, sizeof(big));
+	big[sizeof(big) - 1] = 1;
+	expect_errno("create_srq_ex: XRC, longer request, non-zero tail rejected",
+		     try_xsrq(big, sizeof(big)), EOPNOTSUPP);
+
+	ret = ibv_close_xrcd(xrcd);
+	expect_errno("xrc: ibv_close_xrcd after the raw objects", ret, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1435,6 +1723,8 @@ int main(int argc, char **argv)
 	test_mmap();
 	test_create_qp();
 	test_srq();
+	test_modify_srq();
+	test_xrc();
 	test_reg_mr();
 	test_rereg_mr();
 	test_create_ah();
