@@ -27,6 +27,8 @@ check "RoCE v2 GID listed" wait_for 90 sh -c "ibv_devinfo -v -d shca0 | grep -q 
 check "SRQs advertised (max_srq 4096)" grep -q 'max_srq:[[:space:]]*4096$' "$out"
 check "SRQ sizes advertised" sh -c "grep -Eq 'max_srq_wr:[[:space:]]*[1-9][0-9]*$' $out && grep -Eq 'max_srq_sge:[[:space:]]*12$' $out"
 check "RNR NAK generation advertised" grep -q RC_RNR_NAK_GEN "$out"
+check "XRC advertised" grep -Eq '^[[:space:]]*XRC$' "$out"
+check "SRQ resize advertised" grep -Eq '^[[:space:]]*SRQ_RESIZE$' "$out"
 check "HCA-wide atomics advertised" grep -q "atomic_cap:.*ATOMIC_HCA" "$out"
 node_guid=$(awk '/node_guid/ {print $2}' "$out")
 check "node_guid non-zero" test -n "$node_guid" -a "$node_guid" != "0000:0000:0000:0000"
