@@ -8,6 +8,8 @@
 #     over IPv6 with multi-packet messages;
 #   - rdma_xserver / rdma_xclient -c x (librdmacm's XRC endpoints; IPv4:
 #     rdma_xserver binds the first passive address, 0.0.0.0);
+#   - ibv_xsrq_pingpong under netem (loss, reordering, duplicates): XRC
+#     requests are retransmitted and recovered as RC's are;
 #   - progs/xrcshare: the target side two processes sharing one XRCD
 #     through a file and one target QP through ibv_open_qp(), every XRC
 #     operation checked byte for byte, the creator killed with SIGKILL
@@ -97,6 +99,36 @@ if [ "$mode" = all ]; then
 	pair_case "rdma_xserver/rdma_xclient -c x IPv4" cm \
 		"$NB" "rdma_xserver -c x" "$NA" "rdma_xclient -c x -s $AB" xcm_ok
 fi
+
+# --- XRC recovers from loss like RC: netem on both veths ------------------
+# xrc_netem_case: ibv_xsrq_pingpong with multi-packet messages while netem
+# drops, reorders and duplicates; the pingpong checks its completions, and
+# the initiator's device must have retransmitted.
+XRC_NETEM="delay 1ms loss 5% reorder 10% duplicate 1%"
+xrc_netem_case() {
+	local name="ibv_xsrq_pingpong under netem: XRC retransmits and recovers"
+	local r0 r1
+	e2e_selected "$name" || return 0
+	# shellcheck disable=SC2086
+	if ! $NA tc qdisc add dev veth-a root netem $XRC_NETEM ||
+		! $NB tc qdisc add dev veth-b root netem $XRC_NETEM; then
+		not_ok "$name" "tc qdisc add netem $XRC_NETEM failed"
+		$NA tc qdisc del dev veth-a root 2>/dev/null
+		return 0
+	fi
+	r0=$(( $(dev_stat "$DA" rc_retransmits) + $(dev_stat "$DB" rc_retransmits) ))
+	xsrq_case "$name" 4 1 "-n 200 -s 4096"
+	r1=$(( $(dev_stat "$DA" rc_retransmits) + $(dev_stat "$DB" rc_retransmits) ))
+	$NA tc -s qdisc show dev veth-a | sed 's/^/# veth-a: /'
+	$NA tc qdisc del dev veth-a root
+	$NB tc qdisc del dev veth-b root
+	if [ "$r1" -gt "$r0" ]; then
+		ok "XRC under netem: go-back-N retransmissions (+$((r1 - r0)))"
+	else
+		not_ok "XRC under netem: go-back-N retransmissions" "rc_retransmits grew by $((r1 - r0))"
+	fi
+}
+[ "$mode" = all ] && xrc_netem_case
 
 # --- xrcshare: two target processes, one XRCD, one target QP --------------
 if e2e_selected "xrcshare"; then
