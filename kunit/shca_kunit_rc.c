@@ -271,6 +271,40 @@ static void shca_rc_test_window(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, win.cur, (u32)SHCA_REQ_MAX_UNACKED);
 }
 
+/* A READ is asked for a window at a time; a resend stays inside. */
+static void shca_rc_test_read_seg(struct kunit *test)
+{
+	/* the first request: a window of a 6144-PSN READ */
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(0, 0, 0, 6144, 16), 16U);
+	/* the next waits for every response to the last one */
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(16, 16, 15, 6144, 16), 16U);
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(16, 16, 16, 6144, 32), 48U);
+	/* the rest when it is less than a window */
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(6140, 6140, 6140, 6144,
+						   128), 6144U);
+	/* a READ within the window is one request */
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(0, 0, 0, 5, 128), 5U);
+	/* a go-back into the last request resends its rest, never more */
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(20, 48, 20, 6144, 128),
+			48U);
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(0, 16, 0, 6144, 8), 16U);
+	/* a window of 0 still makes progress */
+	KUNIT_EXPECT_EQ(test, shca_rc_read_seg_end(0, 0, 0, 10, 0), 1U);
+}
+
+static void shca_rc_test_read_last(struct kunit *test)
+{
+	/* the WQE's last response must say LAST */
+	KUNIT_EXPECT_TRUE(test, shca_rc_read_last_ok(9, 10, 10, true));
+	KUNIT_EXPECT_FALSE(test, shca_rc_read_last_ok(9, 10, 10, false));
+	/* the end of the request sent last may, and need not */
+	KUNIT_EXPECT_TRUE(test, shca_rc_read_last_ok(3, 4, 10, true));
+	KUNIT_EXPECT_TRUE(test, shca_rc_read_last_ok(3, 4, 10, false));
+	/* nowhere else */
+	KUNIT_EXPECT_FALSE(test, shca_rc_read_last_ok(2, 4, 10, true));
+	KUNIT_EXPECT_TRUE(test, shca_rc_read_last_ok(2, 4, 10, false));
+}
+
 static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_rto),
 	KUNIT_CASE(shca_rc_test_rto_backoff),
@@ -282,6 +316,8 @@ static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_ack_wrap),
 	KUNIT_CASE(shca_rc_test_aeth),
 	KUNIT_CASE(shca_rc_test_npkts),
+	KUNIT_CASE(shca_rc_test_read_seg),
+	KUNIT_CASE(shca_rc_test_read_last),
 	KUNIT_CASE(shca_rc_test_window),
 	{}
 };

@@ -71,6 +71,43 @@ pair_case "ib_write_bw 4KiB -n 3000, the SQ wraps" tcp:18515 \
 	"$NB" "ib_write_bw -d $DB -x ${GB[4]} -F -s 4096 -n 3000" \
 	"$NA" "ib_write_bw -d $DA -x ${GA[4]} -F -s 4096 -n 3000 $AB" bw_ok
 
+# --- large READs on a lossless path -----------------------------------------
+# A READ's responses come as a burst the requester cannot pace: shca asks
+# for a window at a time, so a 6 MiB READ neither overflows the
+# requester's response queue (rx_dropped) nor the responder's own
+# transmit path (tx_err).  Across the namespaces and on one device (its
+# packets looped back to itself).  Retransmissions are reported, not
+# asserted: packets sent from two CPUs may be reordered on the way.
+# overflow_sum: rx_dropped + tx_err of both devices.
+overflow_sum() {
+	local s=0 d n v
+	for d in "$DA" "$DB"; do
+		for n in rx_dropped tx_err; do
+			v=$(dev_stat "$d" "$n")
+			s=$((s + ${v:-0}))
+		done
+	done
+	echo "$s"
+}
+# big_read NAME SRVNS SRVDEV SRVGID CLINS CLIDEV CLIGID ADDR
+big_read() {
+	local o0 o1 r
+	o0=$(overflow_sum)
+	pair_case "$1" tcp:18515 \
+		"$2" "ib_read_bw -d $3 -x $4 -F -s 6291456 -n 10" \
+		"$5" "ib_read_bw -d $6 -x $7 -F -s 6291456 -n 10 $8" bw_ok
+	o1=$(overflow_sum)
+	expect_eq "$1: no packet dropped (rx_dropped + tx_err grew by)" "$((o1 - o0))" 0
+	r=$(dev_stat "$6" rc_retransmits)
+	echo "# $1: $6 rc_retransmits now ${r:-?}"
+}
+if [ "$DRV" = shca ]; then
+	big_read "ib_read_bw 6 MiB x10 across the namespaces" \
+		"$NB" "$DB" "${GB[4]}" "$NA" "$DA" "${GA[4]}" "$AB"
+	big_read "ib_read_bw 6 MiB x10 on one device" \
+		"$NA" "$DA" "${GA[4]}" "$NA" "$DA" "${GA[4]}" "$AA"
+fi
+
 pair_teardown
 if [ "$DRV" = shca ]; then
 	check "module unloads" modprobe -r shca

@@ -181,6 +181,50 @@ u32 shca_rc_npkts(u32 len, u32 mtu, bool read)
 }
 
 /**
+ * shca_rc_read_seg_end() - where the next READ request of a WQE ends
+ * @k: the response PSN it starts at (the WQE's PSNs sent so far)
+ * @end: end of the last request sent, 0 before the first
+ * @acked: response PSNs received, in order
+ * @npkts: response PSNs of the whole READ
+ * @win: the send window, in PSNs
+ *
+ * A READ is asked for a window at a time; the next request goes once
+ * every response to the last one arrived; a resend (@k inside the last
+ * request, after a go-back) asks for the rest of that request only.
+ *
+ * Return: the end of the request to send, or @k if it must wait.
+ */
+u32 shca_rc_read_seg_end(u32 k, u32 end, u32 acked, u32 npkts, u32 win)
+{
+	if (k < end)
+		return end;
+	if (acked < k)
+		return k;
+	return k + min(npkts - k, max(win, 1U));
+}
+
+/**
+ * shca_rc_read_last_ok() - may READ response @k carry the LAST flag?
+ * @k: the response's index in the WQE
+ * @sent: the WQE's response PSNs asked for so far
+ * @npkts: response PSNs of the whole READ
+ * @last: whether it carries LAST
+ *
+ * A response's bytes depend on its PSN alone.  The WQE's last packet ends
+ * a response; another may only at the end of the request sent last, and
+ * need not (a response to an earlier, longer request, overtaken by a
+ * go-back).
+ *
+ * Return: true if the flag is where it may be.
+ */
+bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts, bool last)
+{
+	if (k == npkts - 1)
+		return last;
+	return !last || k + 1 == sent;
+}
+
+/**
  * shca_rc_win_reset - the window of a fresh connection: fully open
  * @win: window
  */
@@ -791,7 +835,7 @@ static void shca_req_fill_hdr(struct shca_qp *qp, const struct shca_req_wqe *w,
 	h->inv_rkey = w->hdr.ex;
 	if (w->hdr.opcode == SHCA_OP_RDMA_READ) {
 		h->va = w->hdr.rdma.remote_addr + off;
-		h->dma_len = w->len - off;
+		h->dma_len = min_t(u64, w->len - off, (u64)w->seg * w->mtu);
 	} else {
 		h->va = w->hdr.rdma.remote_addr;
 		h->dma_len = w->len;
@@ -918,6 +962,7 @@ static void shca_req_start(struct shca_qp *qp, struct shca_req_wqe *w)
 	w->first_psn = qp->req.psn;
 	w->sent = 0;
 	w->acked = 0;
+	w->seg_end = 0;
 	w->started = true;
 }
 
@@ -956,6 +1001,27 @@ static u32 shca_req_ackreq_every(const struct shca_req *req)
 }
 
 /*
+ * How many response PSNs the next READ request of @w asks for, or 0 if it
+ * must wait (shca_rc_read_seg_end()).  A READ's responses come as one
+ * burst the requester cannot pace, so a READ larger than the window is
+ * split into requests of at most a window each, the next one sent once
+ * every response to the previous one arrived.  So a WQE has one READ
+ * request outstanding (max_rd_atomic counts WQEs), and no READ brings
+ * more responses in flight than the window allows.  The responder sees
+ * ordinary READ requests, each for consecutive PSNs and bytes.  A resend
+ * after a go-back asks for the rest of the request it repeats, never
+ * beyond: a responder answers a duplicate READ only inside the original.
+ * Context: SQ engine.
+ */
+static u32 shca_req_read_seg(const struct shca_qp *qp,
+			     struct shca_req_wqe *w)
+{
+	w->seg_end = shca_rc_read_seg_end(w->sent, w->seg_end, w->acked,
+					  w->npkts, qp->req.win.cur);
+	return w->seg_end - w->sent;
+}
+
+/*
  * Send the next packet of @w (a whole READ request counts as one).
  * Return: true if it went out, false if flow control holds it.
  * Context: SQ engine.
@@ -968,9 +1034,13 @@ static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 	bool ackreq;
 	int err;
 
-	if (w->hdr.opcode == SHCA_OP_RDMA_READ)
-		n = w->npkts - k;
-	/* a READ larger than the window may go alone */
+	if (w->hdr.opcode == SHCA_OP_RDMA_READ) {
+		n = shca_req_read_seg(qp, w);
+		if (!n)
+			return false;	/* the responses will bring us back */
+		w->seg = n;
+	}
+	/* a READ request larger than what is left of the window goes alone */
 	inflight = shca_psn_mask(req->psn - req->una);
 	if (rc && inflight && inflight + n > req->win.cur)
 		return false;

@@ -102,6 +102,8 @@ bool shca_rc_retry_take(struct shca_rc_retry *r);
 enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una, u32 next_psn);
 enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome);
 u32 shca_rc_npkts(u32 len, u32 mtu, bool read);
+u32 shca_rc_read_seg_end(u32 k, u32 end, u32 acked, u32 npkts, u32 win);
+bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts, bool last);
 void shca_rc_win_reset(struct shca_rc_win *win);
 void shca_rc_win_grow(struct shca_rc_win *win, u32 acked);
 void shca_rc_win_loss(struct shca_rc_win *win, bool timeout);

@@ -223,11 +223,11 @@ static void shca_comp_read(struct shca_qp *qp, const struct shca_wire_pkt *pkt,
 	if (!w)
 		return;
 	k = w->acked;
-	last = k == w->npkts - 1;
+	last = !!(pkt->info->flags & SHCA_OPF_LAST);
 	off = (u64)k * w->mtu;
 	want = off < w->len ? min_t(u64, w->mtu, w->len - off) : 0;
 	if (w->hdr.opcode != SHCA_OP_RDMA_READ || pkt->pay_len != want ||
-	    !!(pkt->info->flags & SHCA_OPF_LAST) != last) {
+	    !shca_rc_read_last_ok(k, w->sent, w->npkts, last)) {
 		shca_comp_bad(qp);
 		return;
 	}
