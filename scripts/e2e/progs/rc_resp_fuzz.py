@@ -406,10 +406,8 @@ sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 
 
-def new_qp(qpt):
-    qp = QP(pd, QPInitAttr(qp_type=qpt, scq=cq, rcq=cq,
-                           cap=QPCap(max_send_wr=16, max_recv_wr=64,
-                                     max_send_sge=1, max_recv_sge=2)))
+def peer_attr():
+    """The attributes every QP here takes to RTS: the fake peer, QP 0x123."""
     attr = QPAttr()
     attr.qp_access_flags = ACC
     attr.path_mtu = e.IBV_MTU_1024
@@ -417,14 +415,22 @@ def new_qp(qpt):
     attr.rq_psn = RQPSN
     attr.sq_psn = 0
     attr.max_dest_rd_atomic = 2
-    attr.max_rd_atomic = 2
     attr.min_rnr_timer = 1
     attr.timeout = 14
-    attr.retry_cnt = 1
-    attr.rnr_retry = 1
     gid = GID('0000:0000:0000:0000:0000:ffff:0a4d:0002')
     attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=GIDX),
                           is_global=1, port_num=1)
+    return attr
+
+
+def new_qp(qpt):
+    qp = QP(pd, QPInitAttr(qp_type=qpt, scq=cq, rcq=cq,
+                           cap=QPCap(max_send_wr=16, max_recv_wr=64,
+                                     max_send_sge=1, max_recv_sge=2)))
+    attr = peer_attr()
+    attr.max_rd_atomic = 2
+    attr.retry_cnt = 1
+    attr.rnr_retry = 1
     qp.to_rts(attr)
     for i in range(32):
         qp.post_recv(RecvWR(wr_id=i, num_sge=1,
@@ -670,19 +676,8 @@ for i in range(8):
 def new_xrc_tgt():
     qp = QP(ctx, QPInitAttrEx(qp_type=e.IBV_QPT_XRC_RECV,
                               comp_mask=e.IBV_QP_INIT_ATTR_XRCD, xrcd=xrcd))
-    attr = QPAttr()
-    attr.qp_access_flags = ACC
+    attr = peer_attr()
     attr.port_num = 1
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = 0x123
-    attr.rq_psn = RQPSN
-    attr.sq_psn = 0
-    attr.max_dest_rd_atomic = 2
-    attr.min_rnr_timer = 1
-    attr.timeout = 14
-    gid = GID('0000:0000:0000:0000:0000:ffff:0a4d:0002')
-    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=GIDX),
-                          is_global=1, port_num=1)
     qp.to_rts(attr)
     return qp
 
