@@ -177,6 +177,51 @@ static void test_srq_hostile(struct env *e)
 	CHECK(sane_traffic(e));
 }
 
+/*
+ * A resize (ibv_modify_srq(IBV_SRQ_MAX_WR)) of an SRQ whose producer index
+ * no ring can have is refused with EINVAL and changes nothing; once the
+ * index is sane again the resize keeps both posted receives, which then
+ * complete in order.
+ */
+static void test_srq_resize_hostile(struct env *e)
+{
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(e->pd, &sa);
+	struct ibv_cq *cq = ibv_create_cq(e->ctx, 8, NULL, NULL, 0);
+	struct ibv_srq_attr ra = { .max_wr = 64 };
+	struct ibv_qp *qp = NULL;
+	struct ibv_wc wc[2] = {};
+	int bad = -1, good = -1;
+	bool ok;
+
+	CHECK(srq && cq);
+	if (srq && cq)
+		qp = ud_qp(e, e->scq, cq, srq);
+	if (qp && !post_one_recv(e, qp, srq, 1) &&
+	    !post_one_recv(e, qp, srq, 2)) {
+		to_shca_srq(srq)->wq.ring.ctl->prod += BROKEN;
+		bad = ibv_modify_srq(srq, &ra, IBV_SRQ_MAX_WR);
+		to_shca_srq(srq)->wq.ring.ctl->prod -= BROKEN;
+		good = ibv_modify_srq(srq, &ra, IBV_SRQ_MAX_WR);
+	}
+	ok = bad == EINVAL && good == 0 && qp &&
+	     !send_n(e, e->ah, qp->qp_num, 2) &&
+	     one_wc(cq, &wc[0]) == IBV_WC_SUCCESS &&
+	     one_wc(cq, &wc[1]) == IBV_WC_SUCCESS &&
+	     wc[0].wr_id == 1 && wc[1].wr_id == 2;
+	CHECK(ok);
+	if (qp)
+		CHECK(ibv_destroy_qp(qp) == 0);
+	if (srq)
+		CHECK(ibv_destroy_srq(srq) == 0);
+	if (cq)
+		CHECK(ibv_destroy_cq(cq) == 0);
+	printf("%s - SRQ resize with a hostile producer index: EINVAL (%d), "
+	       "then a sane resize keeps both receives (%d)\n",
+	       ok ? "ok" : "not ok", bad, good);
+	CHECK(sane_traffic(e));
+}
+
 /* ---- spoiled send WQEs --------------------------------------------------- */
 
 static void spoil_opcode(struct shca_send_wqe *w)
@@ -782,8 +827,10 @@ int main(int argc, char **argv)
 		perror("setup");
 		return 1;
 	}
-	if (!strcmp(argv[3], "srq"))
+	if (!strcmp(argv[3], "srq")) {
 		test_srq_hostile(&e);
+		test_srq_resize_hostile(&e);
+	}
 	else if (!strcmp(argv[3], "rings"))
 		test_rings(&e);
 	else if (!strcmp(argv[3], "fuzz") && argc == 6)
