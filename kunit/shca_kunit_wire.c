@@ -21,6 +21,23 @@ static size_t shca_test_first_diff(const u8 *a, const u8 *b, size_t n)
 	return n;
 }
 
+/*
+ * Pack @h into a buffer one byte longer than @want, filled with 0x77: the
+ * headers are exactly @want, and the byte after them is untouched.
+ */
+static void shca_test_pack_exact(struct kunit *test,
+				 const struct shca_wire_hdr *h,
+				 const u8 *want, size_t len)
+{
+	u8 buf[64];
+
+	KUNIT_ASSERT_LT(test, len, sizeof(buf));
+	memset(buf, 0x77, sizeof(buf));
+	KUNIT_ASSERT_EQ(test, shca_wire_pack(buf, len + 1, h), (int)len);
+	KUNIT_EXPECT_EQ(test, shca_test_first_diff(buf, want, len), len);
+	KUNIT_EXPECT_EQ(test, buf[len], 0x77);
+}
+
 static bool shca_test_transport_known(u8 opcode)
 {
 	switch (shca_opcode_transport(opcode)) {
@@ -353,14 +370,9 @@ static void shca_wire_test_pack_bytes(struct kunit *test)
 		0xa5, 0xa5, 0x5a, 0x5a,
 	};
 	struct shca_wire_hdr h;
-	u8 buf[sizeof(want) + 1];
 
-	memset(buf, 0x77, sizeof(buf));
 	shca_test_fill(&h, SHCA_OPC_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
-	KUNIT_ASSERT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h), 32);
-	KUNIT_EXPECT_EQ(test, shca_test_first_diff(buf, want, sizeof(want)),
-			sizeof(want));
-	KUNIT_EXPECT_EQ(test, buf[32], 0x77);
+	shca_test_pack_exact(test, &h, want, sizeof(want));
 }
 
 /* Byte-exact AETH, AtomicAckETH and DETH. */
@@ -715,17 +727,14 @@ static void shca_wire_test_xrc_pack_bytes(struct kunit *test)
 		0xa5, 0xa5, 0x5a, 0x5a,
 	};
 	struct shca_wire_hdr h;
-	u8 buf[sizeof(want) + 1];
+	u8 buf[sizeof(want)];
 
-	memset(buf, 0x77, sizeof(buf));
 	shca_test_fill(&h, SHCA_TR_XRC |
 		       SHCA_OPC_RDMA_WRITE_ONLY_WITH_IMMEDIATE);
-	KUNIT_ASSERT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h), 36);
-	KUNIT_EXPECT_EQ(test, shca_test_first_diff(buf, want, sizeof(want)),
-			sizeof(want));
-	KUNIT_EXPECT_EQ(test, buf[36], 0x77);
+	shca_test_pack_exact(test, &h, want, sizeof(want));
 	/* one byte short of the headers */
-	KUNIT_EXPECT_EQ(test, shca_wire_pack(buf, 35, &h), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_wire_pack(buf, sizeof(want) - 1, &h),
+			-EINVAL);
 }
 
 /*

@@ -225,15 +225,13 @@ static bool shca_qp_wants_rq(const struct ib_qp_init_attr *init)
  * for XRC QPs, which have no RQ; an XRC target has no SQ either.
  */
 static int shca_qp_check_cap(struct ib_device *ibdev,
-			     struct ib_qp_init_attr *init)
+			     const struct ib_qp_init_attr *init)
 {
-	struct ib_qp_cap *cap = &init->cap;
+	const struct ib_qp_cap *cap = &init->cap;
 	bool rq = shca_qp_wants_rq(init);
 
-	if (init->qp_type == IB_QPT_XRC_TGT) {
-		memset(cap, 0, sizeof(*cap));
-		return 0;
-	}
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return 0;	/* shca_qp_set_cap() zeroes them */
 
 	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
 	    (rq && cap->max_recv_wr > SHCA_MAX_QP_WR) ||
@@ -249,7 +247,8 @@ static int shca_qp_check_cap(struct ib_device *ibdev,
 }
 
 static int shca_qp_check(struct ib_device *ibdev,
-			 struct ib_qp_init_attr *init, struct ib_udata *udata)
+			 const struct ib_qp_init_attr *init,
+			 struct ib_udata *udata)
 {
 	struct shca_create_qp_req req;
 	int err;

@@ -803,24 +803,11 @@ static u8 shca_req_pkt_opcode(const struct shca_req_wqe *w, u32 k)
 	}
 }
 
-/* The transport of a requester's packets. */
-static u8 shca_req_transport(const struct shca_qp *qp)
-{
-	switch (qp->ibqp.qp_type) {
-	case IB_QPT_UC:
-		return SHCA_TR_UC;
-	case IB_QPT_XRC_INI:
-		return SHCA_TR_XRC;
-	default:
-		return SHCA_TR_RC;
-	}
-}
-
 /* Header fields of packet @k of @w (PSN and AckReq set by the caller). */
 static void shca_req_fill_hdr(struct shca_qp *qp, const struct shca_req_wqe *w,
 			      u32 k, struct shca_wire_hdr *h)
 {
-	u8 tr = shca_req_transport(qp);
+	u8 tr = shca_qp_transport(qp->ibqp.qp_type);
 	u64 off = (u64)k * w->mtu;
 
 	h->opcode = tr | shca_req_pkt_opcode(w, k);
@@ -835,7 +822,8 @@ static void shca_req_fill_hdr(struct shca_qp *qp, const struct shca_req_wqe *w,
 	h->inv_rkey = w->hdr.ex;
 	if (w->hdr.opcode == SHCA_OP_RDMA_READ) {
 		h->va = w->hdr.rdma.remote_addr + off;
-		h->dma_len = min_t(u64, w->len - off, (u64)w->seg * w->mtu);
+		h->dma_len = min_t(u64, w->len - off,
+				   (u64)(w->seg_end - k) * w->mtu);
 	} else {
 		h->va = w->hdr.rdma.remote_addr;
 		h->dma_len = w->len;
@@ -1038,7 +1026,6 @@ static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 		n = shca_req_read_seg(qp, w);
 		if (!n)
 			return false;	/* the responses will bring us back */
-		w->seg = n;
 	}
 	/* a READ request larger than what is left of the window goes alone */
 	inflight = shca_psn_mask(req->psn - req->una);

@@ -25,7 +25,6 @@ struct shca_req_wqe {
 	u32 first_psn;
 	u32 npkts;		/* PSNs the message consumes */
 	u32 sent;		/* PSNs sent in the current pass */
-	u32 seg;		/* READ: PSNs the request being sent covers */
 	u32 seg_end;		/* READ: end of the last request sent */
 	u32 acked;		/* READ/atomic: response PSNs received */
 	u8 status;		/* enum ib_wc_status it failed with */

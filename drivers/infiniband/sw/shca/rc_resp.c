@@ -214,9 +214,9 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 	struct sk_buff *skb;
 	int ret;
 
-	/* the handlers name RC opcodes; an XRC target answers in XRC's */
-	if (shca_resp_is_xrc(qp))
-		h->opcode = SHCA_TR_XRC | (h->opcode & SHCA_OPC_MASK);
+	/* the handlers name the operation; the QP's transport goes on top */
+	h->opcode = shca_qp_transport(qp->ibqp.qp_type) |
+		    (h->opcode & SHCA_OPC_MASK);
 	hlen = shca_opcode_info(h->opcode)->hdr_len;
 	h->pad = pad;
 	h->pkey = SHCA_PKEY_DEFAULT;

@@ -107,8 +107,12 @@ static int shca_rx_parse(struct sk_buff *skb, u32 bth_off, u32 blen,
 	return -1;
 }
 
-/* The transport a QP of @type accepts packets of. */
-static int shca_qp_transport(enum ib_qp_type type)
+/*
+ * The transport of a QP of @type: what it sends and accepts.
+ * Context: any.
+ * Return: one of enum shca_transport, or -1 for a type shca does not run.
+ */
+int shca_qp_transport(enum ib_qp_type type)
 {
 	switch (type) {
 	case IB_QPT_RC:
@@ -345,6 +349,22 @@ struct ib_pd *shca_rq_pd(struct shca_qp *qp)
 	struct shca_srq *srq = shca_rq_srq(qp);
 
 	return srq ? srq->ibsrq.pd : qp->ibqp.pd;
+}
+
+/**
+ * shca_qp_rpd - the PD that remote accesses to @qp are checked against
+ * @qp: QP
+ *
+ * Its own, but for an XRC target, which has none: the PD of the XRC SRQ
+ * the request in hand names (shca_rq_pd()), and none (NULL, matching no
+ * MR or window) without one.
+ * Context: the QP's engines.
+ */
+struct ib_pd *shca_qp_rpd(struct shca_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return shca_rq_pd(qp);
+	return qp->ibqp.pd;
 }
 
 /* The scatter limit of the queue @qp receives from.  Context: RQ engine. */

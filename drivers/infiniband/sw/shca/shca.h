@@ -309,22 +309,6 @@ struct shca_qp {
 	struct shca_resp resp;		/* RC/UC responder, rq_work only */
 };
 
-/**
- * shca_qp_rpd - the PD that remote accesses to @qp are checked against
- * @qp: QP
- *
- * An XRC target has no PD: a request is checked against the PD of the
- * XRC SRQ it names (qp->resp.xsrq, held for the packet in hand), and
- * against none (NULL, matching no MR or window) without one.
- * Context: the QP's engines.
- */
-static inline struct ib_pd *shca_qp_rpd(struct shca_qp *qp)
-{
-	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
-		return qp->resp.xsrq ? qp->resp.xsrq->ibsrq.pd : NULL;
-	return qp->ibqp.pd;
-}
-
 /* Copy a work request's scatter list into a WQE's SGE array. */
 static inline void shca_wqe_put_sges(struct shca_sge *dst,
 				     const struct ib_sge *src, int num_sge)
@@ -606,6 +590,8 @@ int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 void shca_rq_work(struct work_struct *work);
 void shca_rcv(struct sk_buff *skb);
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb);
+int shca_qp_transport(enum ib_qp_type type);
+struct ib_pd *shca_qp_rpd(struct shca_qp *qp);
 
 /* mcast.c */
 int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *mgid, u16 mlid);
