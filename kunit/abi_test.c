@@ -126,7 +126,10 @@ static void shca_abi_cqe_test(struct kunit *test)
 	EXPECT_OFF(test, shca_cqe, port_num, 39);
 	EXPECT_OFF(test, shca_cqe, tm_tag, 40);
 	EXPECT_OFF(test, shca_cqe, tm_flags, 48);
-	EXPECT_OFF(test, shca_cqe, reserved_416, 52);
+	EXPECT_OFF(test, shca_cqe, tm_handle, 50);
+	EXPECT_OFF(test, shca_cqe, tm_app_ctx, 52);
+	EXPECT_OFF(test, shca_cqe, tm_srqn, 56);
+	EXPECT_OFF(test, shca_cqe, reserved_480, 60);
 	EXPECT_OFF(test, shca_cqe, smac, 56);
 	EXPECT_OFF(test, shca_cqe, vlan_id, 62);
 }
@@ -223,6 +226,42 @@ static void shca_abi_create_qp_resp_test(struct kunit *test)
 	EXPECT_OFF(test, shca_create_qp_resp, rq, 56);
 }
 
+static void shca_abi_srq_test(struct kunit *test)
+{
+	EXPECT_SIZE(test, shca_create_srq_req, 8);
+	EXPECT_OFF(test, shca_create_srq_req, comp_mask, 0);
+	EXPECT_OFF(test, shca_create_srq_req, tm_max_ops, 4);
+	EXPECT_SIZE(test, shca_create_srq_resp, 104);
+	EXPECT_OFF(test, shca_create_srq_resp, ring, 8);
+	EXPECT_OFF(test, shca_create_srq_resp, tm_max_tags, 48);
+	EXPECT_OFF(test, shca_create_srq_resp, tm_max_ops, 52);
+	EXPECT_OFF(test, shca_create_srq_resp, tm_max_sge, 56);
+	EXPECT_OFF(test, shca_create_srq_resp, reserved_416, 60);
+	EXPECT_OFF(test, shca_create_srq_resp, tm_ops, 64);
+	EXPECT_SIZE(test, shca_modify_srq_req, 16);
+	EXPECT_OFF(test, shca_modify_srq_req, ring_info_va, 8);
+}
+
+static void shca_abi_tm_op_wqe_test(struct kunit *test)
+{
+	EXPECT_SIZE(test, shca_tm_op_wqe, 48);
+	EXPECT_OFF(test, shca_tm_op_wqe, wr_id, 0);
+	EXPECT_OFF(test, shca_tm_op_wqe, opcode, 8);
+	EXPECT_OFF(test, shca_tm_op_wqe, num_sge, 9);
+	EXPECT_OFF(test, shca_tm_op_wqe, flags, 10);
+	EXPECT_OFF(test, shca_tm_op_wqe, result, 11);
+	EXPECT_OFF(test, shca_tm_op_wqe, handle, 12);
+	EXPECT_OFF(test, shca_tm_op_wqe, unexpected_cnt, 16);
+	EXPECT_OFF(test, shca_tm_op_wqe, reserved_160, 20);
+	EXPECT_OFF(test, shca_tm_op_wqe, recv_wr_id, 24);
+	EXPECT_OFF(test, shca_tm_op_wqe, tag, 32);
+	EXPECT_OFF(test, shca_tm_op_wqe, mask, 40);
+	KUNIT_EXPECT_EQ(test, SHCA_WC_TM_ADD, 0x82);
+	KUNIT_EXPECT_EQ(test, SHCA_WC_TM_NO_TAG, 0x86);
+	KUNIT_EXPECT_EQ(test, SHCA_WC_TM_ERR, 22);
+	KUNIT_EXPECT_EQ(test, SHCA_WC_TM_RNDV_INCOMPLETE, 23);
+}
+
 static void shca_abi_create_ah_resp_test(struct kunit *test)
 {
 	EXPECT_SIZE(test, shca_create_ah_resp, 8);
@@ -255,6 +294,8 @@ static struct kunit_case shca_abi_cases[] = {
 	KUNIT_CASE(shca_abi_create_cq_resp_test),
 	KUNIT_CASE(shca_abi_resize_cq_req_test),
 	KUNIT_CASE(shca_abi_resize_cq_resp_test),
+	KUNIT_CASE(shca_abi_srq_test),
+	KUNIT_CASE(shca_abi_tm_op_wqe_test),
 	KUNIT_CASE(shca_abi_create_qp_req_test),
 	KUNIT_CASE(shca_abi_create_qp_resp_test),
 	KUNIT_CASE(shca_abi_create_ah_resp_test),

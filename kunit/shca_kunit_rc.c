@@ -2,7 +2,8 @@
 /*
  * KUnit: the RC requester's pure decisions (rc_req.c) - retransmit
  * timeout, RNR timer table, retry accounting, ACK ranges, AETH
- * syndromes, segmentation and the adaptive send window.
+ * syndromes, segmentation, the adaptive send window and where the next
+ * shadow WQE comes from.
  */
 #include <kunit/test.h>
 #include <linux/time64.h>
@@ -305,6 +306,46 @@ static void shca_rc_test_read_last(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_rc_read_last_ok(2, 4, 10, false));
 }
 
+/* The shadow queue: no extra slot unless the QP takes internal ops. */
+static void shca_rc_test_shadow_entries(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, shca_req_shadow_entries(1, false), 1U);
+	KUNIT_EXPECT_EQ(test, shca_req_shadow_entries(16384, false), 16384U);
+	/* room for SHCA_REQ_IOP_SLOTS more, a power of two */
+	KUNIT_EXPECT_EQ(test, shca_req_shadow_entries(1, true), 32U);
+	KUNIT_EXPECT_EQ(test, shca_req_shadow_entries(16, true), 32U);
+	KUNIT_EXPECT_EQ(test, shca_req_shadow_entries(32, true), 64U);
+	KUNIT_EXPECT_EQ(test, shca_req_shadow_entries(16384, true), 32768U);
+	KUNIT_EXPECT_GE(test, shca_req_shadow_entries(4, true),
+			4U + SHCA_REQ_IOP_SLOTS);
+}
+
+/* Internal operations first while a shadow is free; the ring otherwise. */
+static void shca_rc_test_fetch_src(struct kunit *test)
+{
+	/* an ordinary QP: the ring, full or not (a full one is checked) */
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(0, 8, false, 0, 8),
+			SHCA_REQ_SRC_USER);
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(7, 8, false, 7, 8),
+			SHCA_REQ_SRC_USER);
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(8, 8, false, 8, 8),
+			SHCA_REQ_SRC_USER);
+	/* a queued internal operation goes first while a slot is free */
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(0, 32, true, 0, 1),
+			SHCA_REQ_SRC_IOP);
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(31, 32, true, 1, 1),
+			SHCA_REQ_SRC_IOP);
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(5, 32, false, 0, 1),
+			SHCA_REQ_SRC_USER);
+	/* shadows full: nothing, unless the ring has them all (checked) */
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(32, 32, true, 1, 1),
+			SHCA_REQ_SRC_USER);
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(32, 32, true, 0, 1),
+			SHCA_REQ_SRC_NONE);
+	KUNIT_EXPECT_EQ(test, shca_req_fetch_src(32, 32, false, 15, 16),
+			SHCA_REQ_SRC_NONE);
+}
+
 static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_rto),
 	KUNIT_CASE(shca_rc_test_rto_backoff),
@@ -319,6 +360,8 @@ static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_read_seg),
 	KUNIT_CASE(shca_rc_test_read_last),
 	KUNIT_CASE(shca_rc_test_window),
+	KUNIT_CASE(shca_rc_test_shadow_entries),
+	KUNIT_CASE(shca_rc_test_fetch_src),
 	{}
 };
 

@@ -174,7 +174,10 @@ unpack() {
 
 # prepare_tree VERSION: $RC/VERSION/tree = src + our provider, listed in
 # rdma-core's CMake files.  Files whose content did not change keep their
-# time stamps, so ninja rebuilds only what our edits touched.
+# time stamps, so ninja rebuilds only what our edits touched.  Our files
+# are copied without their source time stamps (no -t): a changed file is
+# always newer than the objects in the cached build, even when another
+# checkout with older edits built there last.
 prepare_tree() {
 	local v=$1 src=$RC/$1/src tree=$RC/$1/tree
 	mkdir -p "$tree"
@@ -183,9 +186,9 @@ prepare_tree() {
 		--exclude=/CMakeLists.txt --exclude=/kernel-headers/CMakeLists.txt \
 		"$src/" "$tree/"
 	mkdir -p "$tree/providers/shca"
-	rsync -a --delete --checksum --exclude=/build --exclude=/Makefile \
+	rsync -rlp --delete --checksum --exclude=/build --exclude=/Makefile \
 		"$top/providers/shca/" "$tree/providers/shca/"
-	rsync -a --checksum "$top/include/uapi/rdma/shca-abi.h" "$tree/kernel-headers/rdma/shca-abi.h"
+	rsync -rlp --checksum "$top/include/uapi/rdma/shca-abi.h" "$tree/kernel-headers/rdma/shca-abi.h"
 	# The provider goes next to siw in the provider list, its ABI header
 	# next to siw's in both kernel-headers lists: the headers published to
 	# the build's include/rdma and those transformed into kernel-abi/.

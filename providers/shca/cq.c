@@ -7,6 +7,12 @@
  * copied out and validated, and cons is published with release once the
  * entries are no longer needed.  poll_cq and the extended poll API run
  * under cq->lock and never sleep.
+ *
+ * Tag matching: the completions of a TM SRQ (SHCA_CQE_F_TM) come to its
+ * CQ with the IBV_WC_TM_* opcodes and statuses, the TM flags and the
+ * TMH's tag and app_ctx (ibv_wc_read_tm_info()).  Reading one that
+ * releases a tag handle gives it back to its SRQ (tm.c).  Their smac and
+ * vlan_id bytes hold tm_srqn instead; neither is reported by any path.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -41,9 +47,9 @@ int shca_cqe_read(struct shca_ring *ring, uint32_t cons, struct shca_cqe *out)
 	return 0;
 }
 
-static bool shca_wc_opcode_valid(uint8_t opcode)
+static bool shca_wc_opcode_valid(const struct shca_cqe *cqe)
 {
-	switch (opcode) {
+	switch (cqe->opcode) {
 	case IBV_WC_SEND:
 	case IBV_WC_RDMA_WRITE:
 	case IBV_WC_RDMA_READ:
@@ -56,27 +62,55 @@ static bool shca_wc_opcode_valid(uint8_t opcode)
 	case IBV_WC_RECV:
 	case IBV_WC_RECV_RDMA_WITH_IMM:
 		return true;
+	case SHCA_WC_TM_ADD:
+	case SHCA_WC_TM_DEL:
+	case SHCA_WC_TM_SYNC:
+	case SHCA_WC_TM_RECV:
+	case SHCA_WC_TM_NO_TAG:
+		return cqe->flags & SHCA_CQE_F_TM;
 	default:
 		return false;
 	}
 }
 
-/*
- * The copy came from shared memory: an out-of-range status or opcode is
- * turned into a general error instead of being handed to the application.
+#define SHCA_CQE_TM_F_KNOWN                                                    \
+	(SHCA_CQE_TM_F_MATCH | SHCA_CQE_TM_F_DATA_VALID |                      \
+	 SHCA_CQE_TM_F_SYNC_REQ | SHCA_CQE_TM_F_RELEASE)
+
+/**
+ * shca_cqe_sanitize - make a copy of an entry safe to report
+ * @cqe: the copy, from shared memory
+ *
+ * An out-of-range status or opcode is turned into a general error
+ * instead of being handed to the application; the tag-matching opcodes
+ * and statuses are in range only on a tag-matching completion
+ * (SHCA_CQE_F_TM).  An error keeps no flag but SHCA_CQE_F_TM, whose TM
+ * flags (SYNC_REQ, RELEASE) still count; unknown TM flags are dropped,
+ * and a completion without SHCA_CQE_F_TM has no TM fields at all.
  */
-static void shca_cqe_sanitize(struct shca_cqe *cqe)
+void shca_cqe_sanitize(struct shca_cqe *cqe)
 {
-	if (cqe->status > IBV_WC_TM_RNDV_INCOMPLETE)
+	bool tm = cqe->flags & SHCA_CQE_F_TM;
+
+	if (cqe->status > IBV_WC_TM_RNDV_INCOMPLETE ||
+	    (!tm && cqe->status >= IBV_WC_TM_ERR))
 		cqe->status = IBV_WC_GENERAL_ERR;
-	else if (cqe->status == IBV_WC_SUCCESS &&
-		 !shca_wc_opcode_valid(cqe->opcode))
+	else if (cqe->status == IBV_WC_SUCCESS && !shca_wc_opcode_valid(cqe))
 		cqe->status = IBV_WC_GENERAL_ERR;
 	if (cqe->status != IBV_WC_SUCCESS)
-		cqe->flags = 0;
+		cqe->flags &= SHCA_CQE_F_TM;
+	if (tm) {
+		cqe->tm_flags &= SHCA_CQE_TM_F_KNOWN;
+	} else {
+		cqe->tm_tag = 0;
+		cqe->tm_flags = 0;
+		cqe->tm_handle = 0;
+		cqe->tm_app_ctx = 0;
+	}
 }
 
-static unsigned int shca_cqe_wc_flags(const struct shca_cqe *cqe)
+/* The wc_flags of a sanitised copy. */
+unsigned int shca_cqe_wc_flags(const struct shca_cqe *cqe)
 {
 	unsigned int flags = 0;
 
@@ -86,6 +120,12 @@ static unsigned int shca_cqe_wc_flags(const struct shca_cqe *cqe)
 		flags |= IBV_WC_WITH_INV;
 	else if (cqe->flags & SHCA_CQE_F_IMM)
 		flags |= IBV_WC_WITH_IMM;
+	if (cqe->tm_flags & SHCA_CQE_TM_F_MATCH)
+		flags |= IBV_WC_TM_MATCH;
+	if (cqe->tm_flags & SHCA_CQE_TM_F_DATA_VALID)
+		flags |= IBV_WC_TM_DATA_VALID;
+	if (cqe->tm_flags & SHCA_CQE_TM_F_SYNC_REQ)
+		flags |= IBV_WC_TM_SYNC_REQ;
 	return flags;
 }
 
@@ -140,6 +180,7 @@ int shca_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 		if (ret)
 			break;
 		shca_cqe_sanitize(&cqe);
+		shca_cq_tm_release(cq, &cqe);
 		shca_cqe_to_wc(&cqe, &wc[n]);
 		cq->cons++;
 	}
@@ -171,6 +212,10 @@ static void *shca_cqe_slot(struct shca_ring *ring, uint32_t idx)
  * which the kernel no longer writes: walking from the newest to the
  * oldest, the entries kept slide towards the producer over the ones
  * dropped, and the consumer index moves past the freed slots.
+ *
+ * Tag-matching completions stay: they tell of the SRQ's tag list (tags
+ * consumed, unexpected messages to count for the next SYNC), which
+ * outlives the QP, and some give a tag handle back when polled.
  */
 void shca_cq_clean(struct shca_cq *cq, uint32_t qpn)
 {
@@ -187,7 +232,7 @@ void shca_cq_clean(struct shca_cq *cq, uint32_t qpn)
 	for (src = prod, dst = prod; src != cq->cons;) {
 		src--;
 		memcpy(&cqe, shca_cqe_slot(&cq->ring, src), sizeof(cqe));
-		if (cqe.qp_num == qpn)
+		if (cqe.qp_num == qpn && !(cqe.flags & SHCA_CQE_F_TM))
 			continue;
 		dst--;
 		if (dst != src)
@@ -213,6 +258,7 @@ static int shca_cq_load_cur(struct shca_cq *cq)
 	if (ret)
 		return shca_cq_empty_status(cq, ret);
 	shca_cqe_sanitize(&cq->cur);
+	shca_cq_tm_release(cq, &cq->cur);
 	cq->vcq.cq_ex.wr_id = cq->cur.wr_id;
 	cq->vcq.cq_ex.status = cq->cur.status;
 	return 0;
@@ -307,6 +353,16 @@ static uint8_t shca_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return ex_to_shca_cq(ibcq)->cur.dlid_path_bits;
 }
 
+/* Zero on a completion without SHCA_CQE_F_TM (shca_cqe_sanitize()). */
+static void shca_read_tm_info(struct ibv_cq_ex *ibcq,
+			      struct ibv_wc_tm_info *tm_info)
+{
+	struct shca_cq *cq = ex_to_shca_cq(ibcq);
+
+	tm_info->tag = cq->cur.tm_tag;
+	tm_info->priv = cq->cur.tm_app_ctx;
+}
+
 void shca_cq_set_ex_ops(struct ibv_cq_ex *cq)
 {
 	cq->start_poll = shca_start_poll;
@@ -322,19 +378,28 @@ void shca_cq_set_ex_ops(struct ibv_cq_ex *cq)
 	cq->read_slid = shca_read_slid;
 	cq->read_sl = shca_read_sl;
 	cq->read_dlid_path_bits = shca_read_dlid_path_bits;
+	cq->read_tm_info = shca_read_tm_info;
 }
 
 /* ------------------------------------------------------------------ */
 /* Create, resize, destroy                                            */
 /* ------------------------------------------------------------------ */
 
-static int shca_cq_check_attr(const struct ibv_cq_init_attr_ex *attr)
+/**
+ * shca_cq_check_attr - validate the attributes of ibv_create_cq_ex()
+ * @attr: the caller's attributes
+ *
+ * Return: 0, or EOPNOTSUPP for a creation flag or a wc_flags field we do
+ * not provide (we provide the standard ones and the TM info).
+ */
+int shca_cq_check_attr(const struct ibv_cq_init_attr_ex *attr)
 {
 	if (attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS)
 		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags)
 		return EOPNOTSUPP;
-	if (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS)
+	if (attr->wc_flags & ~(uint64_t)(IBV_WC_STANDARD_FLAGS |
+					 IBV_WC_EX_WITH_TM_INFO))
 		return EOPNOTSUPP;
 	return 0;
 }
@@ -380,6 +445,7 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ctx,
 	if (!cq)
 		goto err;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&cq->tm_lock, PTHREAD_PROCESS_PRIVATE);
 
 	ret = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd.ibv_cmd,
 				   sizeof(cmd), &resp.ibv_resp, sizeof(resp), 0);
@@ -398,6 +464,7 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ctx,
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
+	pthread_spin_destroy(&cq->tm_lock);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 err:
@@ -482,6 +549,7 @@ int shca_destroy_cq(struct ibv_cq *ibcq)
 	if (ret)
 		return ret;
 	shca_ring_unmap(&cq->ring);
+	pthread_spin_destroy(&cq->tm_lock);
 	pthread_spin_destroy(&cq->lock);
 	free(cq);
 	return 0;

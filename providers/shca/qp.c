@@ -529,8 +529,8 @@ uint8_t shca_send_flags(unsigned int flags)
 }
 
 /* Copy a work request's scatter list into a WQE's SGE array. */
-static void shca_wqe_put_sges(struct shca_sge *dst, const struct ibv_sge *src,
-			      int num_sge)
+void shca_wqe_put_sges(struct shca_sge *dst, const struct ibv_sge *src,
+		       int num_sge)
 {
 	int i;
 

@@ -138,6 +138,10 @@ static int shca_query_device_ex(struct ibv_context *ctx,
 	uint64_t raw;
 	int ret;
 
+	/*
+	 * Everything but fw_ver comes from ib_core's extended response as
+	 * libibverbs copies it, the TM caps (tm_caps) included.
+	 */
 	ret = ibv_cmd_query_device_any(ctx, input, attr, attr_size, &resp,
 				       &resp_size);
 	if (ret)
@@ -397,6 +401,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
+	.post_srq_ops = shca_post_srq_ops,
 	.post_srq_recv = shca_post_srq_recv,
 	.query_device_ex = shca_query_device_ex,
 	.query_port = shca_query_port,

@@ -83,9 +83,19 @@ struct shca_ring {
 	uint32_t entry_shift;
 };
 
+struct shca_srq;
+
 struct shca_cq {
 	struct verbs_cq vcq;
 	uint32_t cqn;
+	/*
+	 * The TM SRQs whose completions come here (linked by tm->cq_next),
+	 * so that a polled completion can give a tag handle back to its
+	 * SRQ; tm_lock guards the list and keeps its SRQs alive while a
+	 * poller uses one.  Taken inside lock, never the other way round.
+	 */
+	pthread_spinlock_t tm_lock;
+	struct shca_srq *tm_srqs;
 	/*
 	 * lock serialises pollers and resize.  cons is our private consumer
 	 * index: we are the only writer of ring.ctl->cons, so we never read
@@ -134,15 +144,62 @@ struct shca_qp {
 	struct shca_send_wqe *wr_cur;
 };
 
+/* Tag handles per TM SRQ: completions carry them in 16 bits. */
+#define SHCA_TM_MAX_HANDLES (1u << 16)
+
 /*
- * A basic or XRC SRQ (vsrq.srq_type).  wq.lock also keeps posters out
+ * The tag handles of a TM SRQ (tm.c): busy[h] while handle h is handed
+ * out; the free ones wait in fifo, nfree of them from head on (a ring of
+ * max slots).  lock is taken last, by posters and pollers alike.
+ */
+struct shca_tm_handles {
+	pthread_spinlock_t lock;
+	uint32_t max;
+	uint32_t head;
+	uint32_t nfree;
+	uint32_t *fifo;
+	uint8_t *busy;
+};
+
+/* What we posted as the k-th operation of the current call. */
+struct shca_tm_op_priv {
+	uint8_t opcode;		/* SHCA_OP_TM_* */
+	uint32_t handle;
+};
+
+/*
+ * The tag-matching part of an IBV_SRQT_TM SRQ (tm.c): the ring of list
+ * operations, which the kernel empties before each doorbell returns, and
+ * the handles.  lock serialises ibv_post_srq_ops(); prod is our producer
+ * index.  cq is the SRQ's CQ, cq_next links the TM SRQs on it
+ * (cq->tm_lock).  doorbell is the post_srq_recv command (replaced by the
+ * unit tests).
+ */
+struct shca_tm {
+	pthread_mutex_t lock;
+	struct shca_ring ring;
+	uint32_t prod;
+	uint32_t max_ops;
+	uint32_t max_sge;
+	struct shca_tm_op_priv *ops;	/* max_ops entries */
+	struct shca_tm_handles handles;
+	struct shca_cq *cq;
+	struct shca_srq *cq_next;
+	int (*doorbell)(struct shca_srq *srq);
+};
+
+/*
+ * A basic, XRC or TM SRQ (vsrq.srq_type).  wq.lock also keeps posters out
  * while a resize swaps wq.ring; a ring left unmapped by a failed resize
- * (wq.ring.map NULL) fails every post.
+ * (wq.ring.map NULL) fails every post.  wq is the ordinary receive ring
+ * of every type (for a TM SRQ: the unexpected messages); tm is set for a
+ * TM SRQ only.
  */
 struct shca_srq {
 	struct verbs_srq vsrq;
 	struct shca_wq wq;
 	uint32_t srqn;
+	struct shca_tm *tm;
 };
 
 struct shca_ah {
@@ -206,6 +263,9 @@ int shca_cqe_read(struct shca_ring *ring, uint32_t cons, struct shca_cqe *out);
 void shca_cq_clean(struct shca_cq *cq, uint32_t qpn);
 void shca_cqe_to_wc(const struct shca_cqe *cqe, struct ibv_wc *wc);
 void shca_cq_set_ex_ops(struct ibv_cq_ex *cq);
+void shca_cqe_sanitize(struct shca_cqe *cqe);
+unsigned int shca_cqe_wc_flags(const struct shca_cqe *cqe);
+int shca_cq_check_attr(const struct ibv_cq_init_attr_ex *attr);
 
 /* qp.c */
 int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr);
@@ -245,6 +305,8 @@ int shca_qp_no_sq_err(const struct ibv_qp *ibqp);
 void shca_wq_publish(struct shca_wq *wq);
 void shca_sq_doorbell(struct shca_qp *qp);
 uint8_t shca_send_flags(unsigned int flags);
+void shca_wqe_put_sges(struct shca_sge *dst, const struct ibv_sge *src,
+		       int num_sge);
 
 /* srq.c */
 int shca_srq_check_attr(const struct ibv_srq_init_attr_ex *attr);
@@ -262,6 +324,25 @@ int shca_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 int shca_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
 int shca_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr);
+
+/* tm.c */
+int shca_tm_handles_init(struct shca_tm_handles *h, uint32_t max);
+void shca_tm_handles_destroy(struct shca_tm_handles *h);
+int shca_tm_handle_get(struct shca_tm_handles *h, uint32_t *handle);
+bool shca_tm_handle_put(struct shca_tm_handles *h, uint32_t handle);
+bool shca_tm_handle_busy(struct shca_tm_handles *h, uint32_t handle);
+int shca_tm_check_resp(const struct ibv_tm_cap *want,
+		       const struct shca_create_srq_resp *resp);
+int shca_tm_create(struct shca_srq *srq, struct shca_cq *cq,
+		   const struct ibv_tm_cap *want,
+		   const struct shca_create_srq_resp *resp, int cmd_fd);
+void shca_tm_destroy(struct shca_srq *srq);
+uint32_t shca_tm_finish(struct shca_tm *tm, uint32_t start);
+int shca_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr,
+		      struct ibv_ops_wr **bad_wr);
+void shca_cq_add_tm_srq(struct shca_cq *cq, struct shca_srq *srq);
+void shca_cq_del_tm_srq(struct shca_cq *cq, struct shca_srq *srq);
+void shca_cq_tm_release(struct shca_cq *cq, const struct shca_cqe *cqe);
 
 /* qp_ex.c */
 int shca_qp_ex_check(enum ibv_qp_type type, uint64_t send_ops);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Shared receive queues, basic and XRC.  The kernel hands out a ring in
- * the RQ's format (see struct shca_create_srq_resp in shca-abi.h);
- * receives are written straight into it and need no system call, whatever
- * the SRQ's type.  An XRC SRQ also has a number, the one XRC initiators
- * name in their sends (ibv_get_srq_num()).  Tag-matching SRQs are not
- * offered.
+ * Shared receive queues, basic, XRC and tag matching.  The kernel hands
+ * out a ring in the RQ's format (see struct shca_create_srq_resp in
+ * shca-abi.h); receives are written straight into it and need no system
+ * call, whatever the SRQ's type.  An XRC SRQ also has a number, the one
+ * XRC initiators name in their sends (ibv_get_srq_num()).  A tag-matching
+ * SRQ also has a ring of tag list operations and its tag handles (tm.c);
+ * its ordinary ring takes the unexpected messages.
  *
  * Resizing (ibv_modify_srq() with IBV_SRQ_MAX_WR) swaps the ring: the
  * kernel moves the posted receives to a new ring at the same indices and
@@ -27,8 +28,8 @@
  * @attr: the caller's attributes
  *
  * Return: 0; EINVAL for an unknown comp_mask bit, an unknown type or a
- * missing PD (every type), XRC domain or CQ (XRC); EOPNOTSUPP for a
- * tag-matching SRQ.
+ * missing PD (every type), XRC domain or CQ (XRC), CQ or TM caps (TM:
+ * at least one tag and one operation).
  */
 int shca_srq_check_attr(const struct ibv_srq_init_attr_ex *attr)
 {
@@ -48,7 +49,11 @@ int shca_srq_check_attr(const struct ibv_srq_init_attr_ex *attr)
 			return EINVAL;
 		break;
 	case IBV_SRQT_TM:
-		return EOPNOTSUPP;
+		if (!(mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq ||
+		    !(mask & IBV_SRQ_INIT_ATTR_TM) ||
+		    !attr->tm_cap.max_num_tags || !attr->tm_cap.max_ops)
+			return EINVAL;
+		break;
 	default:
 		return EINVAL;
 	}
@@ -97,6 +102,7 @@ static struct shca_srq *shca_srq_alloc(void)
 
 static void shca_srq_free(struct shca_srq *srq)
 {
+	shca_tm_destroy(srq);
 	pthread_spin_destroy(&srq->wq.lock);
 	free(srq);
 }
@@ -133,9 +139,33 @@ err:
 }
 
 /*
+ * The TM part of a TM SRQ's response: the operation ring and the handles.
+ * The caps granted go back to the caller, never less than asked for.
+ */
+static int shca_srq_setup_tm(struct shca_srq *srq, struct ibv_context *ctx,
+			     struct ibv_srq_init_attr_ex *attr,
+			     const struct ibv_tm_cap *want,
+			     const struct shca_create_srq_resp *resp)
+{
+	int ret;
+
+	ret = shca_tm_create(srq, to_shca_cq(attr->cq), want, resp,
+			     ctx->cmd_fd);
+	if (ret) {
+		verbs_err(verbs_get_ctx(ctx),
+			  "TM SRQ %u: bad response from kernel\n", resp->srqn);
+		return ret;
+	}
+	attr->tm_cap.max_num_tags = resp->tm_max_tags;
+	attr->tm_cap.max_ops = resp->tm_max_ops;
+	return 0;
+}
+
+/*
  * ibv_create_srq_ex(): libibverbs sends plain basic SRQs to
- * shca_create_srq(); the rest (XRC, or basic with more attributes) come
- * here.  The driver data is the same for both types.
+ * shca_create_srq(); the rest (XRC, TM, or basic with more attributes)
+ * come here.  The driver data is the same for every type; a TM SRQ asks
+ * for its operation ring's size (ib_core passes max_num_tags itself).
  */
 struct ibv_srq *shca_create_srq_ex(struct ibv_context *ctx,
 				   struct ibv_srq_init_attr_ex *attr)
@@ -143,12 +173,20 @@ struct ibv_srq *shca_create_srq_ex(struct ibv_context *ctx,
 	struct ushca_create_xsrq_resp resp = {};
 	struct ushca_create_xsrq cmd = {};
 	struct ibv_srq_attr want = attr->attr;
+	struct ibv_tm_cap want_tm = attr->tm_cap;
 	struct shca_srq *srq;
+	bool tm;
 	int ret;
 
 	ret = shca_srq_check_attr(attr);
 	if (ret)
 		goto err;
+	tm = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) &&
+	     attr->srq_type == IBV_SRQT_TM;
+	if (tm) {
+		cmd.drv_payload.comp_mask = SHCA_CREATE_SRQ_REQ_CMASK_TM;
+		cmd.drv_payload.tm_max_ops = want_tm.max_ops;
+	}
 	ret = ENOMEM;
 	srq = shca_srq_alloc();
 	if (!srq)
@@ -160,11 +198,20 @@ struct ibv_srq *shca_create_srq_ex(struct ibv_context *ctx,
 	ret = shca_srq_setup(srq, ctx, &want, &attr->attr, &resp.drv_payload);
 	if (ret)
 		goto err_destroy;
+	if (tm) {
+		ret = shca_srq_setup_tm(srq, ctx, attr, &want_tm,
+					&resp.drv_payload);
+		if (ret)
+			goto err_unmap;
+		shca_cq_add_tm_srq(srq->tm->cq, srq);
+	}
 	/* ibv_create_srq() fills these in itself; this path does not */
 	srq->vsrq.srq.srq_context = attr->srq_context;
 	srq->vsrq.srq.pd = attr->pd;
 	return &srq->vsrq.srq;
 
+err_unmap:
+	shca_ring_unmap(&srq->wq.ring);
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_free:
@@ -183,6 +230,8 @@ int shca_destroy_srq(struct ibv_srq *ibsrq)
 	ret = ibv_cmd_destroy_srq(ibsrq);
 	if (ret)
 		return ret;
+	if (srq->tm)
+		shca_cq_del_tm_srq(srq->tm->cq, srq);
 	shca_ring_unmap(&srq->wq.ring);
 	shca_srq_free(srq);
 	return 0;

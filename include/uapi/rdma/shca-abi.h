@@ -254,6 +254,38 @@ enum shca_cqe_flags {
 	SHCA_CQE_F_TM = 1 << 3,		/* tag matching fields valid */
 };
 
+/*
+ * Tag matching completions (CQ of a TM SRQ, SHCA_CQE_F_TM set).  Their
+ * opcodes and two statuses have no enum ib_wc_opcode/ib_wc_status value;
+ * the numbers are libibverbs' IBV_WC_TM_* ones.
+ */
+enum shca_cqe_tm_opcode {
+	SHCA_WC_TM_ADD = 0x82,		/* IBV_WC_TM_ADD */
+	SHCA_WC_TM_DEL = 0x83,		/* IBV_WC_TM_DEL */
+	SHCA_WC_TM_SYNC = 0x84,		/* IBV_WC_TM_SYNC */
+	SHCA_WC_TM_RECV = 0x85,		/* IBV_WC_TM_RECV */
+	SHCA_WC_TM_NO_TAG = 0x86,	/* IBV_WC_TM_NO_TAG */
+};
+
+enum shca_cqe_tm_status {
+	SHCA_WC_TM_ERR = 22,		/* IBV_WC_TM_ERR */
+	SHCA_WC_TM_RNDV_INCOMPLETE = 23,	/* IBV_WC_TM_RNDV_INCOMPLETE */
+};
+
+enum shca_cqe_tm_flags {
+	SHCA_CQE_TM_F_MATCH = 1 << 0,		/* IBV_WC_TM_MATCH */
+	SHCA_CQE_TM_F_DATA_VALID = 1 << 1,	/* IBV_WC_TM_DATA_VALID */
+	SHCA_CQE_TM_F_SYNC_REQ = 1 << 2,	/* IBV_WC_TM_SYNC_REQ */
+	/*
+	 * A message's tag entry tm_handle left the kernel's hands with
+	 * this receive completion (its message is done with, or failed):
+	 * the provider may hand the handle out again.  List operation
+	 * completions never carry it (their handles come back through the
+	 * op's result).
+	 */
+	SHCA_CQE_TM_F_RELEASE = 1 << 3,
+};
+
 struct shca_cqe {
 	__aligned_u64 wr_id;
 	__u8 status;		/* enum ib_wc_status */
@@ -272,11 +304,20 @@ struct shca_cqe {
 	__u16 slid;
 	__u8 dlid_path_bits;
 	__u8 port_num;
-	__aligned_u64 tm_tag;	/* tag matching: matched tag */
-	__u32 tm_flags;
-	__u32 reserved_416;
-	__u8 smac[6];
-	__u16 vlan_id;
+	__aligned_u64 tm_tag;	/* SHCA_CQE_F_TM: the TMH tag (0 if none) */
+	__u16 tm_flags;		/* SHCA_CQE_F_TM: enum shca_cqe_tm_flags */
+	__u16 tm_handle;	/* SHCA_CQE_TM_F_RELEASE: the tag entry */
+	__u32 tm_app_ctx;	/* SHCA_CQE_F_TM: the TMH app_ctx */
+	union {
+		struct {		/* UD */
+			__u8 smac[6];
+			__u16 vlan_id;
+		};
+		struct {		/* SHCA_CQE_F_TM */
+			__u32 tm_srqn;	/* the TM SRQ it belongs to */
+			__u32 reserved_480;
+		};
+	};
 };
 
 /* ------------------------------------------------------------------ */
@@ -386,19 +427,69 @@ struct shca_create_qp_resp {
  * no doorbell.  srqn is the SRQ number; for an XRC SRQ it is the number
  * that initiators put in xrc_remote_srqn (ibv_get_srq_num()).
  */
+enum shca_create_srq_req_cmask {
+	SHCA_CREATE_SRQ_REQ_CMASK_TM = 1 << 0,	/* tm_max_ops valid */
+};
+
 struct shca_create_srq_req {
-	__u32 comp_mask;
-	__u32 reserved_32;
+	__u32 comp_mask;	/* enum shca_create_srq_req_cmask */
+	__u32 tm_max_ops;	/* TM SRQ: ibv_tm_cap.max_ops; required */
 };
 
 enum shca_create_srq_resp_cmask {
 	SHCA_CREATE_SRQ_RESP_CMASK_RING = 1 << 0,	/* ring valid */
+	SHCA_CREATE_SRQ_RESP_CMASK_TM = 1 << 1,		/* tm_* valid */
 };
 
 struct shca_create_srq_resp {
 	__u32 comp_mask;	/* enum shca_create_srq_resp_cmask */
 	__u32 srqn;
 	struct shca_ring_info ring;
+	/* TM SRQ (SHCA_CREATE_SRQ_RESP_CMASK_TM) */
+	__u32 tm_max_tags;	/* handles are 0 .. tm_max_tags - 1, <= 65536 */
+	__u32 tm_max_ops;	/* tm_ops.entries, >= the request */
+	__u32 tm_max_sge;	/* SGEs of one tagged buffer */
+	__u32 reserved_416;
+	struct shca_ring_info tm_ops;
+};
+
+/*
+ * Tag matching SRQ (IBV_SRQT_TM) list operations.
+ *
+ * The provider writes struct shca_tm_op_wqe entries into the tm_ops ring
+ * (stride 1 << tm_ops.entry_shift), publishes prod, and rings the
+ * doorbell: a post_srq_recv command with no work requests.  The kernel
+ * executes every published operation, in order, before the command
+ * returns, writes each one's outcome into its @result (an enum
+ * ib_wc_status value, SHCA_WC_TM_ERR included) and advances cons.
+ *
+ * Handles name tag entries; the provider hands them out (0 ..
+ * tm_max_tags - 1) and gets one back when a completion carries
+ * SHCA_CQE_TM_F_RELEASE for it, or when a TAG_DEL's @result is success.
+ * The kernel checks every handle: an ADD on an entry it still holds, or
+ * a DEL of one it does not list, fails with SHCA_WC_TM_ERR.
+ *
+ * Completions go to the SRQ's CQ: for SIGNALED operations, and for every
+ * failed one.  Phase counts (SYNC flag) compare modulo 2^16.
+ */
+enum shca_tm_op_flags {
+	SHCA_TM_OP_F_SIGNALED = 1 << 0,	/* IBV_OPS_SIGNALED */
+	SHCA_TM_OP_F_SYNC = 1 << 1,	/* IBV_OPS_TM_SYNC: unexpected_cnt */
+};
+
+struct shca_tm_op_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;		/* SHCA_OP_TM_ADD, _DEL or _SYNC */
+	__u8 num_sge;		/* ADD: 0 .. tm_max_sge */
+	__u8 flags;		/* enum shca_tm_op_flags */
+	__u8 result;		/* written by the kernel */
+	__u32 handle;		/* ADD, DEL */
+	__u32 unexpected_cnt;	/* with SHCA_TM_OP_F_SYNC */
+	__u32 reserved_160;
+	__aligned_u64 recv_wr_id;	/* ADD: wr_id of the receive completions */
+	__aligned_u64 tag;	/* ADD */
+	__aligned_u64 mask;	/* ADD: matches if (TMH tag & mask) == tag */
+	/* struct shca_sge sge[num_sge] follows (ADD) */
 };
 
 /*

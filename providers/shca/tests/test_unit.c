@@ -12,18 +12,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "shca.h"
+#include "test_unit.h"
 
-static int failures;
-
-#define CHECK(cond)                                                            \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__,          \
-				__LINE__, #cond);                              \
-			failures++;                                            \
-		}                                                              \
-	} while (0)
+int failures;
 
 /*
  * SHCA_LIBIBVERBS_FILE is "libibverbs.so.1.14." SHCA_RDMA_CORE_VERSION, the
@@ -1104,10 +1095,33 @@ static void test_srq_check_attr(void)
 	a.comp_mask |= 1u << 31;
 	CHECK(shca_srq_check_attr(&a) == EINVAL);
 	a.comp_mask &= ~(1u << 31);
+	/* TM: a CQ, the TM bit and at least one tag and one operation */
 	a.srq_type = IBV_SRQT_TM;
 	a.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
 	a.tm_cap.max_num_tags = 4;
-	CHECK(shca_srq_check_attr(&a) == EOPNOTSUPP);
+	a.tm_cap.max_ops = 2;
+	CHECK(shca_srq_check_attr(&a) == 0);
+	a.xrcd = NULL;				/* not needed */
+	CHECK(shca_srq_check_attr(&a) == 0);
+	a.tm_cap.max_ops = 0;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.tm_cap.max_ops = 2;
+	a.tm_cap.max_num_tags = 0;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.tm_cap.max_num_tags = 4;
+	a.comp_mask &= ~IBV_SRQ_INIT_ATTR_TM;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.comp_mask |= IBV_SRQ_INIT_ATTR_TM;
+	a.comp_mask &= ~IBV_SRQ_INIT_ATTR_CQ;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.comp_mask |= IBV_SRQ_INIT_ATTR_CQ;
+	a.cq = NULL;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.cq = &cq.vcq.cq;
+	a.pd = NULL;
+	CHECK(shca_srq_check_attr(&a) == EINVAL);
+	a.pd = &pd.ibv_pd;
+	a.xrcd = &xrcd.xrcd;
 	a.srq_type = (enum ibv_srq_type)7;
 	CHECK(shca_srq_check_attr(&a) == EINVAL);
 	/* basic, with or without the type bit */
@@ -1290,6 +1304,7 @@ int main(void)
 	test_get_srq_num();
 	test_modify_srq_layout();
 	test_srq_resize();
+	test_tm();
 	if (failures) {
 		fprintf(stderr, "test_unit: %d failure(s)\n", failures);
 		return 1;

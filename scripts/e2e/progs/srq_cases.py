@@ -123,21 +123,6 @@ def define_tests():
                 QP(res.pd, QPInitAttr(qp_type=qpt, scq=res.cq, rcq=res.cq,
                                       srq=res.srq, cap=big)).close()
 
-        def test_tag_matching_srq_unsupported(self):
-            res = RCResources(**self.dev_info)
-            attr = SrqInitAttrEx(max_wr=64)
-            attr.srq_type = e.IBV_SRQT_TM
-            attr.pd = res.pd
-            attr.cq = res.cq
-            attr.max_num_tags = 16
-            attr.max_ops = 16
-            attr.comp_mask = e.IBV_SRQ_INIT_ATTR_TYPE | \
-                e.IBV_SRQ_INIT_ATTR_PD | e.IBV_SRQ_INIT_ATTR_CQ | \
-                e.IBV_SRQ_INIT_ATTR_TM
-            with self.assertRaises(PyverbsRDMAError) as ctx:
-                SRQ(res.ctx, attr)
-            self.assertEqual(ctx.exception.error_code, errno.EOPNOTSUPP)
-
         def test_post_errors(self):
             res = RCResources(**self.dev_info, with_srq=True)
             got = res.srq.query()

@@ -935,14 +935,17 @@ static void test_srq(void)
 		    srq_resp.drv.srqn, srq_resp.drv.ring.entries);
 		ibv_cmd_destroy_srq(&srq);
 	}
-	req.comp_mask = 1;
+	req.comp_mask = 2;
 	expect_errno("create_srq: unknown comp_mask bit rejected",
 		     try_srq(16, 1, &req, sizeof(req)), EOPNOTSUPP);
-	req.comp_mask = 0;
-	req.reserved_32 = 1;
-	expect_errno("create_srq: non-zero reserved_32 rejected",
+	req.comp_mask = SHCA_CREATE_SRQ_REQ_CMASK_TM;
+	req.tm_max_ops = 8;
+	expect_errno("create_srq: TM request for a basic SRQ rejected",
 		     try_srq(16, 1, &req, sizeof(req)), EINVAL);
-	req.reserved_32 = 0;
+	req.comp_mask = 0;
+	expect_errno("create_srq: tm_max_ops without the TM bit rejected",
+		     try_srq(16, 1, &req, sizeof(req)), EINVAL);
+	req.tm_max_ops = 0;
 	expect_errno("create_srq: empty request rejected",
 		     try_srq(16, 1, NULL, 0), EINVAL);
 	expect_errno("create_srq: 3-byte request rejected",
@@ -1250,14 +1253,17 @@ static void test_xrc(void)
 		test_modify_srq_on(&srq.srq, "XRC");
 		ibv_cmd_destroy_srq(&srq.srq);
 	}
-	sreq.comp_mask = 1;
+	sreq.comp_mask = 2;
 	expect_errno("create_srq_ex: XRC, unknown comp_mask bit rejected",
 		     try_xsrq(&sreq, sizeof(sreq)), EOPNOTSUPP);
-	sreq.comp_mask = 0;
-	sreq.reserved_32 = 0x80;
-	expect_errno("create_srq_ex: XRC, non-zero reserved_32 rejected",
+	sreq.comp_mask = SHCA_CREATE_SRQ_REQ_CMASK_TM;
+	sreq.tm_max_ops = 0x80;
+	expect_errno("create_srq_ex: XRC, TM request rejected",
 		     try_xsrq(&sreq, sizeof(sreq)), EINVAL);
-	sreq.reserved_32 = 0;
+	sreq.comp_mask = 0;
+	expect_errno("create_srq_ex: XRC, tm_max_ops without the TM bit rejected",
+		     try_xsrq(&sreq, sizeof(sreq)), EINVAL);
+	sreq.tm_max_ops = 0;
 	expect_errno("create_srq_ex: XRC, empty request rejected",
 		     try_xsrq(NULL, 0), EINVAL);
 	memset(big, 0, sizeof(big));

@@ -2,7 +2,8 @@
 /*
  * shca: device and port attributes, sysfs, counters.
  *
- * Only what is implemented is advertised: basic SRQs, no XRC.  Memory
+ * Only what is implemented is advertised: basic, XRC and tag matching
+ * (RC) SRQs.  Memory
  * management extensions (FRWR) and memory windows of types 1 and 2B are
  * there (mr.c, mw.c).  Atomics are IB_ATOMIC_HCA: all shca atomics
  * are serialised by one lock (mem.c), but CPU accesses are not.
@@ -14,6 +15,7 @@
 
 #include "shca.h"
 #include "roce.h"
+#include "tm.h"
 
 int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		      struct ib_udata *udata)
@@ -70,6 +72,11 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_mcast_grp = SHCA_MAX_MCG;
 	attr->max_mcast_qp_attach = SHCA_MAX_MCG_QP;
 	attr->max_total_mcast_qp_attach = SHCA_MAX_TOTAL_MCG_QP;
+	attr->tm_caps.max_rndv_hdr_size = SHCA_TM_MAX_RNDV_HDR;
+	attr->tm_caps.max_num_tags = SHCA_TM_MAX_TAGS;
+	attr->tm_caps.max_ops = SHCA_TM_MAX_OPS;
+	attr->tm_caps.max_sge = SHCA_TM_MAX_SGE;
+	attr->tm_caps.flags = IB_TM_CAP_RNDV_RC;
 	return 0;
 }
 

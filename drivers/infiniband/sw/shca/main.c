@@ -219,9 +219,13 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 	ibdev->num_comp_vectors = num_online_cpus();
 	ibdev->node_guid = shca_mac_to_guid(ndev->dev_addr);
 	ibdev->dev.parent = sdev->dma_dev;
-	/* POST_SEND with no work request is the user SQ doorbell */
+	/*
+	 * POST_SEND with no work request is the user SQ doorbell,
+	 * POST_SRQ_RECV with none a TM SRQ's list operation doorbell.
+	 */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ) |
-				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV);
 	strscpy(ibdev->node_desc, "shca", sizeof(ibdev->node_desc));
 	return ib_device_set_netdev(ibdev, ndev, 1);
 }

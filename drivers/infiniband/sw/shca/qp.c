@@ -202,10 +202,15 @@ static int shca_qp_check_type(struct ib_device *ibdev,
 			  init->create_flags);
 		return -EOPNOTSUPP;
 	}
-	/* ibv_create_qp(3): only RC and UD QPs may take an SRQ, a basic one */
+	/*
+	 * ibv_create_qp(3): only RC and UD QPs may take an SRQ, a basic one;
+	 * a tag matching SRQ serves RC QPs (IBV_TM_CAP_RC).
+	 */
 	if (init->srq && ((init->qp_type != IB_QPT_RC &&
 			   init->qp_type != IB_QPT_UD) ||
-			  init->srq->srq_type != IB_SRQT_BASIC)) {
+			  (init->srq->srq_type != IB_SRQT_BASIC &&
+			   (init->srq->srq_type != IB_SRQT_TM ||
+			    init->qp_type != IB_QPT_RC)))) {
 		ibdev_dbg(ibdev, "qp: type %d cannot use SRQ type %d\n",
 			  init->qp_type, init->srq->srq_type);
 		return -EINVAL;

@@ -5,6 +5,11 @@
  * segments them into packets, runs the retransmit and RNR timers and
  * retires WQEs in order; rc_req_comp.c handles the responses.
  *
+ * Internal operations (struct shca_req_iop, RC QPs on a tag matching SRQ)
+ * are fetched into the same shadow queue, ahead of the SQ ring when both
+ * have work, and from there on are WQEs like the others, except that
+ * retiring one calls its done() instead of posting a send completion.
+ *
  * Everything runs in an SQ engine run, in qp->sq_work or in a user QP's
  * doorbell, under qp->sq_engine (shca_sq_run()), so never concurrently.
  * The timers only set a bit in req.events and queue sq_work; an armed
@@ -275,6 +280,48 @@ void shca_rc_win_loss(struct shca_rc_win *win, bool timeout)
 	win->acc = 0;
 }
 
+/**
+ * shca_req_shadow_entries() - slots of a QP's shadow queue
+ * @sq_entries: entries of the SQ ring (a power of two)
+ * @iops: the QP takes internal operations
+ *
+ * Return: @sq_entries, or with @iops the power of two that also holds
+ * SHCA_REQ_IOP_SLOTS internal operations.
+ */
+u32 shca_req_shadow_entries(u32 sq_entries, bool iops)
+{
+	return iops ? roundup_pow_of_two(sq_entries + SHCA_REQ_IOP_SLOTS) :
+		      sq_entries;
+}
+
+/**
+ * shca_req_fetch_src() - where the next shadow WQE comes from
+ * @shadows: shadows in use (fetched, not retired)
+ * @nwqes: slots of the shadow queue
+ * @iop_queued: an internal operation is queued
+ * @user_shadows: shadows that hold user WQEs
+ * @user_entries: entries of the SQ ring
+ *
+ * Internal operations go first while a slot is free.  The SQ ring is
+ * asked when a slot is free, and also when it has all its entries in
+ * shadows: then nothing can be copied from it (shca_req_fetch_user()
+ * refuses a producer index beyond them), but a hostile producer index is
+ * noticed there as it always was.
+ *
+ * Return: SHCA_REQ_SRC_IOP, SHCA_REQ_SRC_USER or SHCA_REQ_SRC_NONE.
+ */
+enum shca_req_src shca_req_fetch_src(u32 shadows, u32 nwqes, bool iop_queued,
+				     u32 user_shadows, u32 user_entries)
+{
+	bool room = shadows < nwqes;
+
+	if (room && iop_queued)
+		return SHCA_REQ_SRC_IOP;
+	if (room || user_shadows >= user_entries)
+		return SHCA_REQ_SRC_USER;
+	return SHCA_REQ_SRC_NONE;
+}
+
 /* ---- timers ---- */
 
 /* Context: timer (softirq).  Drops the reference the armed timer held. */
@@ -387,7 +434,7 @@ static void shca_req_complete(struct shca_qp *qp,
 	shca_cq_post(to_scq(qp->ibqp.send_cq), &cqe, false);
 }
 
-/* Hand the ring slot at kcons back to the producer. */
+/* Hand the SQ ring slot at kcons back to the producer. */
 static void shca_req_pop(struct shca_qp *qp)
 {
 	struct shca_ring *ring = &qp->sq.ring;
@@ -395,21 +442,46 @@ static void shca_req_pop(struct shca_qp *qp)
 	ring->kcons++;
 	/* the WQE copy is done before its slot is handed back */
 	smp_store_release(&ring->ctl->cons, ring->kcons);
-	if (shca_ring_count(qp->req.cur, ring->kcons) > ring->entries)
-		qp->req.cur = ring->kcons;
+}
+
+/*
+ * End the internal operations on @list with @status, in order.
+ * Context: SQ engine, or destroy; qp->sq_engine held.
+ */
+static void shca_req_iops_done(struct shca_qp *qp, struct list_head *list,
+			       enum ib_wc_status status)
+{
+	struct shca_req_iop *iop, *next;
+
+	list_for_each_entry_safe(iop, next, list, node) {
+		list_del_init(&iop->node);
+		iop->done(qp, iop, status);	/* may free it */
+	}
 }
 
 /**
- * shca_req_retire - complete the oldest WQE and release its slot
+ * shca_req_retire - complete the oldest shadow WQE and release its slot
  * @qp: RC/UC QP
  * @status: completion status
  *
+ * A user WQE hands its SQ ring slot back and posts its send completion;
+ * an internal operation calls its done() instead.
  * Context: SQ engine.
  */
 void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status)
 {
-	struct shca_req_wqe *w = shca_req_wqe_at(qp, qp->sq.ring.kcons);
+	struct shca_req *req = &qp->req;
+	struct shca_req_wqe *w = shca_req_wqe_at(qp, req->head);
+	struct shca_req_iop *iop = w->iop;
 
+	req->head++;
+	if (shca_ring_count(req->cur, req->head) > req->nwqes)
+		req->cur = req->head;
+	if (iop) {
+		w->iop = NULL;
+		iop->done(qp, iop, status);	/* may free it */
+		return;
+	}
 	/*
 	 * Hand the slot back first: once the completion can be polled, the
 	 * consumer may post into the slot (the shadow @w stays ours until
@@ -437,12 +509,13 @@ void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status)
 void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
 		   enum ib_wc_status status)
 {
-	struct shca_ring *ring = &qp->sq.ring;
+	struct shca_req *req = &qp->req;
 
 	w->status = status;
-	ibdev_dbg(qp->ibqp.device, "qp %u: wr %llu failed, status %d\n",
-		  qp->ibqp.qp_num, w->hdr.wr_id, status);
-	if (ring->kcons != qp->req.fetch && w == shca_req_wqe_at(qp, ring->kcons))
+	ibdev_dbg(qp->ibqp.device, "qp %u: %s %llu failed, status %d\n",
+		  qp->ibqp.qp_num, w->iop ? "internal op" : "wr",
+		  w->hdr.wr_id, status);
+	if (req->head != req->fetch && w == shca_req_wqe_at(qp, req->head))
 		shca_req_retire(qp, status);
 	shca_qp_set_error(qp);
 }
@@ -491,12 +564,12 @@ static void shca_req_rewind(struct shca_qp *qp, u32 idx, u32 k)
 	qp->req.psn = shca_psn_add(w->first_psn, k);
 }
 
-/* The started WQE holding @psn: its SQ index, or -1. */
+/* The started WQE holding @psn: its shadow index, or -1. */
 static s64 shca_req_find(struct shca_qp *qp, u32 psn)
 {
 	u32 idx;
 
-	for (idx = qp->sq.ring.kcons; idx != qp->req.fetch; idx++) {
+	for (idx = qp->req.head; idx != qp->req.fetch; idx++) {
 		struct shca_req_wqe *w = shca_req_wqe_at(qp, idx);
 
 		if (!w->started)
@@ -571,7 +644,7 @@ void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code)
 	struct shca_req *req = &qp->req;
 
 	if (!shca_rc_retry_take(&req->rnr)) {
-		shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons),
+		shca_req_fail(qp, shca_req_wqe_at(qp, qp->req.head),
 			      IB_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
@@ -588,6 +661,9 @@ void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code)
  * @off: byte offset
  * @cur: cursor to set up
  *
+ * The SGEs' lkeys are looked up in the QP's PD, or in the PD an internal
+ * operation names.
+ *
  * Context: SQ engine.
  * Return: 0, or -ENOSPC if the SGEs are shorter than @off.
  */
@@ -596,7 +672,7 @@ int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
 {
 	*cur = (struct shca_sge_cursor) {
 		.sdev = to_sdev(qp->ibqp.device),
-		.pd = qp->ibqp.pd,
+		.pd = w->iop && w->iop->pd ? w->iop->pd : qp->ibqp.pd,
 		.sge = w->sge,
 		.num_sge = w->hdr.num_sge,
 	};
@@ -660,36 +736,43 @@ shca_req_check_atomic_write(const struct shca_req_wqe *w)
 	return IB_WC_SUCCESS;
 }
 
-/* Copy the payload description of a WQE; returns its total length. */
+/*
+ * Copy the payload description of a WQE from @data (the SGEs or inline
+ * bytes after its header, at most @max_inline of the latter); returns
+ * its total length.
+ */
 static enum ib_wc_status shca_req_copy_data(struct shca_qp *qp,
 					    struct shca_req_wqe *w,
-					    const void *slot, u64 *total)
+					    const void *data, u32 max_inline,
+					    u64 *total)
 {
 	if (w->hdr.flags & SHCA_WQE_F_INLINE) {
-		if (w->hdr.inline_len > qp->cap.max_inline_data)
+		if (w->hdr.inline_len > max_inline)
 			return IB_WC_LOC_LEN_ERR;
-		memcpy(w->inl, slot + sizeof(w->hdr), w->hdr.inline_len);
+		memcpy(w->inl, data, w->hdr.inline_len);
 		*total = w->hdr.inline_len;
 		return IB_WC_SUCCESS;
 	}
 	if (w->hdr.num_sge > qp->sq.max_sge)
 		return IB_WC_LOC_LEN_ERR;
-	memcpy(w->sge, slot + sizeof(w->hdr),
-	       w->hdr.num_sge * sizeof(w->sge[0]));
+	memcpy(w->sge, data, w->hdr.num_sge * sizeof(w->sge[0]));
 	if (shca_sge_total(w->sge, w->hdr.num_sge, total))
 		return IB_WC_LOC_LEN_ERR;
 	return IB_WC_SUCCESS;
 }
 
-/* Copy and validate the WQE in @slot once.  Context: SQ engine. */
+/*
+ * Validate the WQE whose header is in @w and copy its payload description
+ * from @data, once (@max_inline: see shca_req_copy_data()).
+ * Context: SQ engine.
+ */
 static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 				       struct shca_req_wqe *w,
-				       const void *slot)
+				       const void *data, u32 max_inline)
 {
 	enum ib_wc_status st;
 	u64 total = 0;
 
-	memcpy(&w->hdr, slot, sizeof(w->hdr));
 	w->started = false;
 	w->len = 0;
 	if (!shca_req_op_ok(qp->ibqp.qp_type, w->hdr.opcode))
@@ -701,7 +784,7 @@ static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 	if (shca_req_is_local(w))
 		return w->hdr.num_sge || (w->hdr.flags & SHCA_WQE_F_INLINE) ?
 		       IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
-	st = shca_req_copy_data(qp, w, slot, &total);
+	st = shca_req_copy_data(qp, w, data, max_inline, &total);
 	if (st != IB_WC_SUCCESS)
 		return st;
 	if (total > (1ULL << 31))
@@ -719,34 +802,133 @@ static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 }
 
 /*
- * Copy the next posted WQE into its shadow (RTS only: SQD and the
- * other states take no new WQEs).
+ * Copy the next posted user WQE into the shadow @w.  The producer index
+ * is hostile: it must lie within the ring's entries from kcons and not
+ * behind what was copied already, so no more user WQEs are ever copied
+ * than the ring has entries.
+ * Return: false if there is none (or the ring is broken: QP fatal).
+ * Context: SQ engine.
+ */
+static bool shca_req_fetch_user(struct shca_qp *qp, struct shca_req_wqe *w)
+{
+	struct shca_ring *ring = &qp->sq.ring;
+	struct shca_req *req = &qp->req;
+	const void *slot;
+	u32 prod;
+
+	/* pairs with the producer's release of prod after writing WQEs */
+	prod = smp_load_acquire(&ring->ctl->prod);
+	if (prod == req->ufetch)
+		return false;
+	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries) ||
+	    shca_ring_count(prod, ring->kcons) <
+	    shca_ring_count(req->ufetch, ring->kcons)) {
+		ibdev_err_ratelimited(qp->ibqp.device, "qp %u: broken SQ\n",
+				      qp->ibqp.qp_num);
+		shca_qp_fatal(qp);
+		return false;
+	}
+	slot = shca_ring_entry(ring, req->ufetch);
+	memcpy(&w->hdr, slot, sizeof(w->hdr));
+	w->iop = NULL;
+	w->status = shca_req_copy(qp, w, slot + sizeof(w->hdr),
+				  qp->cap.max_inline_data);
+	req->ufetch++;
+	return true;
+}
+
+/* Flags an internal operation may carry; the others are ignored. */
+#define SHCA_REQ_IOP_FLAGS	(SHCA_WQE_F_FENCE | SHCA_WQE_F_INLINE | \
+				 SHCA_WQE_F_SOLICITED)
+
+/* Copy and validate internal operation @iop into the shadow @w. */
+static enum ib_wc_status shca_req_copy_iop(struct shca_qp *qp,
+					   struct shca_req_wqe *w,
+					   const struct shca_req_iop *iop)
+{
+	BUILD_BUG_ON(SHCA_REQ_IOP_MAX_SGE != SHCA_MAX_SGE);
+	BUILD_BUG_ON(SHCA_REQ_IOP_MAX_INLINE > SHCA_MAX_INLINE);
+	w->hdr = iop->hdr;
+	w->hdr.flags &= SHCA_REQ_IOP_FLAGS;
+	if (w->hdr.opcode != SHCA_OP_SEND &&
+	    w->hdr.opcode != SHCA_OP_RDMA_READ) {
+		w->started = false;
+		w->len = 0;
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+	return shca_req_copy(qp, w, iop->sge,
+			     min_t(u32, qp->cap.max_inline_data,
+				   sizeof(iop->inl)));
+}
+
+/*
+ * Is an internal operation queued?  A lockless hint: shca_req_post_iop()
+ * queues sq_work after it adds one.
+ */
+static bool shca_req_iop_queued(struct shca_req *req)
+{
+	return req->iop_cap && !list_empty(&req->iops);
+}
+
+/*
+ * Take the oldest queued internal operation into the shadow @w.
+ * Return: false if there is none.  Context: SQ engine.
+ */
+static bool shca_req_fetch_iop(struct shca_qp *qp, struct shca_req_wqe *w)
+{
+	struct shca_req *req = &qp->req;
+	struct shca_req_iop *iop;
+	unsigned long flags;
+
+	spin_lock_irqsave(&req->iop_lock, flags);
+	iop = list_first_entry_or_null(&req->iops, struct shca_req_iop, node);
+	if (iop)
+		list_del_init(&iop->node);
+	spin_unlock_irqrestore(&req->iop_lock, flags);
+	if (!iop)
+		return false;
+	w->iop = iop;
+	w->status = shca_req_copy_iop(qp, w, iop);
+	return true;
+}
+
+/* Where the next shadow comes from (shca_req_fetch_src()). */
+static enum shca_req_src shca_req_src(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	return shca_req_fetch_src(shca_ring_count(req->fetch, req->head),
+				  req->nwqes, shca_req_iop_queued(req),
+				  shca_ring_count(req->ufetch, qp->sq.ring.kcons),
+				  qp->sq.ring.entries);
+}
+
+/*
+ * Copy the next internal operation or posted WQE into the next shadow
+ * (RTS only: SQD and the other states take no new WQEs).
  * Return: the shadow, or NULL if there is none.
  * Context: SQ engine.
  */
 static struct shca_req_wqe *shca_req_fetch(struct shca_qp *qp)
 {
-	struct shca_ring *ring = &qp->sq.ring;
 	struct shca_req *req = &qp->req;
-	struct shca_req_wqe *w;
-	u32 prod;
+	struct shca_req_wqe *w = shca_req_wqe_at(qp, req->fetch);
+	bool fetched = false;
 
 	if (READ_ONCE(qp->state) != IB_QPS_RTS)
 		return NULL;
-	/* pairs with the producer's release of prod after writing WQEs */
-	prod = smp_load_acquire(&ring->ctl->prod);
-	if (prod == req->fetch)
-		return NULL;
-	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries) ||
-	    shca_ring_count(prod, ring->kcons) <
-	    shca_ring_count(req->fetch, ring->kcons)) {
-		ibdev_err_ratelimited(qp->ibqp.device, "qp %u: broken SQ\n",
-				      qp->ibqp.qp_num);
-		shca_qp_fatal(qp);
-		return NULL;
+	switch (shca_req_src(qp)) {
+	case SHCA_REQ_SRC_IOP:
+		fetched = shca_req_fetch_iop(qp, w);
+		break;
+	case SHCA_REQ_SRC_USER:
+		fetched = shca_req_fetch_user(qp, w);
+		break;
+	case SHCA_REQ_SRC_NONE:
+		break;
 	}
-	w = shca_req_wqe_at(qp, req->fetch);
-	w->status = shca_req_copy(qp, w, shca_ring_entry(ring, req->fetch));
+	if (!fetched)
+		return NULL;
 	req->fetch++;
 	return w;
 }
@@ -918,7 +1100,7 @@ static u32 shca_req_rd_outstanding(struct shca_qp *qp)
 {
 	u32 idx, n = 0;
 
-	for (idx = qp->sq.ring.kcons; idx != qp->req.cur; idx++)
+	for (idx = qp->req.head; idx != qp->req.cur; idx++)
 		n += shca_req_is_rd_atomic(shca_req_wqe_at(qp, idx));
 	return n;
 }
@@ -1070,7 +1252,7 @@ static bool shca_req_local(struct shca_qp *qp, struct shca_req_wqe *w)
 {
 	enum ib_wc_status st;
 
-	if (qp->req.cur != qp->sq.ring.kcons)
+	if (qp->req.cur != qp->req.head)
 		return false;	/* an ACK or response will bring us back */
 	st = shca_local_op(qp, &w->hdr);
 	if (st != IB_WC_SUCCESS) {
@@ -1122,7 +1304,7 @@ static bool shca_req_send(struct shca_qp *qp)
 
 /* ---- error state ---- */
 
-/* Complete every unfetched WQE with a flush error. */
+/* Complete every unfetched user WQE with a flush error. */
 static void shca_req_flush_ring(struct shca_qp *qp)
 {
 	struct shca_ring *ring = &qp->sq.ring;
@@ -1141,27 +1323,46 @@ static void shca_req_flush_ring(struct shca_qp *qp)
 }
 
 /*
- * Error state: stop the timers, complete the copied WQEs in order (a
- * failed one with its own status) and then every posted one with
- * IB_WC_WR_FLUSH_ERR.  Context: SQ engine.
+ * End every queued internal operation with a flush error; those queued
+ * meanwhile (by a done()) wait for the next run.  Context: SQ engine.
+ */
+static void shca_req_flush_iops(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	unsigned long flags;
+	LIST_HEAD(queued);
+
+	if (!shca_req_iop_queued(req))
+		return;
+	spin_lock_irqsave(&req->iop_lock, flags);
+	list_splice_init(&req->iops, &queued);
+	spin_unlock_irqrestore(&req->iop_lock, flags);
+	shca_req_iops_done(qp, &queued, IB_WC_WR_FLUSH_ERR);
+}
+
+/*
+ * Error state: stop the timers, complete the shadow WQEs in order (a
+ * failed one with its own status), then every posted WQE with
+ * IB_WC_WR_FLUSH_ERR, then end the queued internal operations likewise.
+ * Context: SQ engine.
  */
 static void shca_req_flush(struct shca_qp *qp)
 {
-	struct shca_ring *ring = &qp->sq.ring;
 	struct shca_req *req = &qp->req;
 
 	shca_req_disarm(qp, &req->rto_timer);
 	shca_req_disarm(qp, &req->rnr_timer);
 	req->rnr_wait = false;
-	while (ring->kcons != req->fetch) {
-		struct shca_req_wqe *w = shca_req_wqe_at(qp, ring->kcons);
+	while (req->head != req->fetch) {
+		struct shca_req_wqe *w = shca_req_wqe_at(qp, req->head);
 
 		shca_req_retire(qp, w->status != IB_WC_SUCCESS ? w->status :
 				IB_WC_WR_FLUSH_ERR);
 	}
+	req->cur = req->head;
 	shca_req_flush_ring(qp);
-	req->cur = ring->kcons;
-	req->fetch = ring->kcons;
+	req->ufetch = qp->sq.ring.kcons;
+	shca_req_flush_iops(qp);
 }
 
 /* ---- timer expiries ---- */
@@ -1202,7 +1403,7 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 		  qp->ibqp.qp_num, req->una, req->next_psn, req->psn,
 		  req->retry.left);
 	if (!shca_rc_retry_take(&req->retry)) {
-		shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons),
+		shca_req_fail(qp, shca_req_wqe_at(qp, qp->req.head),
 			      IB_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -1264,12 +1465,40 @@ static bool shca_req_run(struct shca_qp *qp)
 	return shca_req_send(qp) && done;
 }
 
-/* Is there work the engine could do right now? */
+/*
+ * Would the engine fetch a new shadow now: RTS, no RNR wait, everything
+ * fetched is sent (else an ACK or response brings the engine back), and
+ * an internal operation is queued or the SQ ring has a WQE (a producer
+ * index @prod, @valid for the ring, other than ufetch: copied, or found
+ * broken) where shca_req_fetch() would look?
+ */
+static bool shca_req_may_fetch(struct shca_qp *qp, bool valid, u32 prod)
+{
+	struct shca_req *req = &qp->req;
+
+	if (READ_ONCE(qp->state) != IB_QPS_RTS || req->rnr_wait ||
+	    req->cur != req->fetch)
+		return false;
+	switch (shca_req_src(qp)) {
+	case SHCA_REQ_SRC_IOP:
+		return true;
+	case SHCA_REQ_SRC_USER:
+		return valid && prod != req->ufetch;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Is there work the engine could do right now?  Queued internal
+ * operations are work in the error state (flush) and whenever they may
+ * be fetched.  Context: SQ engine.
+ */
 bool shca_req_pending(struct shca_qp *qp)
 {
 	struct shca_ring *ring = &qp->sq.ring;
 	struct shca_req *req = &qp->req;
-	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool valid;
 	u32 prod;
 
 	if (!skb_queue_empty(&qp->comp_queue))
@@ -1280,12 +1509,11 @@ bool shca_req_pending(struct shca_qp *qp)
 		return true;
 	/* pairs with the producer's release of prod */
 	prod = smp_load_acquire(&ring->ctl->prod);
-	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries))
-		return false;
-	if (state == IB_QPS_ERR)
-		return prod != ring->kcons;
-	return state == IB_QPS_RTS && !req->rnr_wait &&
-	       req->cur == req->fetch && prod != req->fetch;
+	valid = shca_ring_idx_valid(prod, ring->kcons, ring->entries);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		return shca_req_iop_queued(req) ||
+		       (valid && prod != ring->kcons);
+	return shca_req_may_fetch(qp, valid, prod);
 }
 
 /**
@@ -1303,16 +1531,35 @@ bool shca_req_pass(struct shca_qp *qp, u32 *passes)
 
 /* ---- QP hooks (rc.h) ---- */
 
-/* Context: process, may sleep. */
+/*
+ * Does @qp take internal operations: an RC QP on a tag matching SRQ?
+ * ib_core sets ibqp.srq before it calls create_qp.
+ */
+static bool shca_req_wants_iops(const struct shca_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC && qp->ibqp.srq &&
+	       qp->ibqp.srq->srq_type == IB_SRQT_TM;
+}
+
+/*
+ * The shadow queue: as many slots as the SQ ring, plus room for internal
+ * operations on a QP that takes them.  Context: process, may sleep.
+ */
 int shca_req_init(struct shca_qp *qp)
 {
-	qp->req.wqes = kvcalloc(qp->sq.ring.entries, sizeof(*qp->req.wqes),
-				GFP_KERNEL);
-	if (!qp->req.wqes)
+	struct shca_req *req = &qp->req;
+
+	req->iop_cap = shca_req_wants_iops(qp);
+	req->nwqes = shca_req_shadow_entries(qp->sq.ring.entries,
+					     req->iop_cap);
+	req->wqes = kvcalloc(req->nwqes, sizeof(*req->wqes), GFP_KERNEL);
+	if (!req->wqes)
 		return -ENOMEM;
-	shca_rc_win_reset(&qp->req.win);
-	timer_setup(&qp->req.rto_timer, shca_req_rto_fn, 0);
-	timer_setup(&qp->req.rnr_timer, shca_req_rnr_fn, 0);
+	spin_lock_init(&req->iop_lock);
+	INIT_LIST_HEAD(&req->iops);
+	shca_rc_win_reset(&req->win);
+	timer_setup(&req->rto_timer, shca_req_rto_fn, 0);
+	timer_setup(&req->rnr_timer, shca_req_rnr_fn, 0);
 	return 0;
 }
 
@@ -1336,8 +1583,78 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 }
 
 /*
+ * Destroy: refuse new internal operations and end every one still held
+ * with a flush error, those in shadows first (in send-queue order), then
+ * the queued ones.  No engine run touches the shadows once qp->dying is
+ * set; qp->sq_engine is held for the done() calls all the same.
+ * Context: process, may sleep.
+ */
+static void shca_req_close_iops(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	unsigned long flags;
+	LIST_HEAD(queued);
+	u32 idx;
+
+	if (!req->iop_cap)
+		return;
+	spin_lock_irqsave(&req->iop_lock, flags);
+	req->iop_closed = true;
+	list_splice_init(&req->iops, &queued);
+	spin_unlock_irqrestore(&req->iop_lock, flags);
+	mutex_lock(&qp->sq_engine);
+	for (idx = req->head; idx != req->fetch; idx++) {
+		struct shca_req_wqe *w = shca_req_wqe_at(qp, idx);
+		struct shca_req_iop *iop = w->iop;
+
+		if (!iop)
+			continue;
+		w->iop = NULL;
+		iop->done(qp, iop, IB_WC_WR_FLUSH_ERR);	/* may free it */
+	}
+	shca_req_iops_done(qp, &queued, IB_WC_WR_FLUSH_ERR);
+	mutex_unlock(&qp->sq_engine);
+}
+
+/**
+ * shca_req_post_iop() - queue an internal operation on the requester
+ * @qp: RC QP on a tag matching SRQ; the caller holds a reference
+ * @iop: the operation, filled in; the caller's until @iop->done()
+ *
+ * Queues @iop under req.iop_lock and queues sq_work.  The SQ engine takes
+ * it into the next free shadow slot ahead of the user's SQ ring (RTS
+ * only; it waits in the queue in the other states), and calls
+ * @iop->done() once it completes, fails, is flushed in the error state
+ * or is dropped at destroy (see struct shca_req_iop).
+ *
+ * Context: any, does not sleep (the TM code calls it from qp->rq_work).
+ * Return: 0, or -EINVAL (done() is not called) if @qp is not RC, takes
+ * no internal operations or is being destroyed.
+ */
+int shca_req_post_iop(struct shca_qp *qp, struct shca_req_iop *iop)
+{
+	struct shca_req *req = &qp->req;
+	unsigned long flags;
+	int err = 0;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC || !req->iop_cap || !iop->done)
+		return -EINVAL;
+	spin_lock_irqsave(&req->iop_lock, flags);
+	if (req->iop_closed || READ_ONCE(qp->dying))
+		err = -EINVAL;
+	else
+		list_add_tail(&iop->node, &req->iops);
+	spin_unlock_irqrestore(&req->iop_lock, flags);
+	/* @iop may be done and freed already: not touched from here on */
+	if (!err)
+		shca_qp_queue(qp, &qp->sq_work);
+	return err;
+}
+
+/*
  * Destroy, after qp->dying is set: let a running sq_work finish (it arms
- * no timer once dying is visible), then stop the timers.
+ * no timer once dying is visible), stop the timers and end the internal
+ * operations still held.
  * Context: process, may sleep.
  */
 void shca_req_stop(struct shca_qp *qp)
@@ -1347,11 +1664,17 @@ void shca_req_stop(struct shca_qp *qp)
 		shca_qp_put(qp);
 	if (del_timer_sync(&qp->req.rnr_timer))
 		shca_qp_put(qp);
+	shca_req_close_iops(qp);
 }
 
-/* Context: process, after the last QP reference is gone. */
+/*
+ * Context: process, after the last QP reference is gone (or a failed
+ * create).  Internal operations were ended by shca_req_stop(); this only
+ * catches any left, should a path ever skip it.
+ */
 void shca_req_fini(struct shca_qp *qp)
 {
+	shca_req_close_iops(qp);
 	kvfree(qp->req.wqes);
 	qp->req.wqes = NULL;
 }

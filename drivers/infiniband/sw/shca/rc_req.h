@@ -3,8 +3,12 @@
 #ifndef SHCA_RC_REQ_H
 #define SHCA_RC_REQ_H
 
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/types.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/shca-abi.h>
 
 #define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
 #define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
@@ -17,7 +21,50 @@ enum shca_req_event {
 	SHCA_REQ_EV_RNR,
 };
 
+/* Shadow slots added for internal operations on a QP that takes them. */
+#define SHCA_REQ_IOP_SLOTS	16
+/* SGEs of an internal operation: SHCA_MAX_SGE (shca.h, checked at build) */
+#define SHCA_REQ_IOP_MAX_SGE	12
+#define SHCA_REQ_IOP_MAX_INLINE	64	/* its inline bytes */
+
+struct shca_qp;
 struct shca_req_wqe;
+struct shca_req_iop;
+
+typedef void (*shca_req_iop_done_t)(struct shca_qp *qp,
+				    struct shca_req_iop *iop,
+				    enum ib_wc_status status);
+
+/*
+ * An internal operation (SHCA_OP_RDMA_READ or SHCA_OP_SEND): executed by
+ * the requester in send-queue order, with no user WQE and no user CQE.
+ *
+ * shca_req_post_iop() queues it; the requester copies it into a shadow
+ * WQE when a shadow slot is free (queued operations go before the user's
+ * SQ ring), sends it like a user WQE (PSNs, go-back-N, retries, window,
+ * max_rd_atomic, FENCE) and, where a user WQE would post its send
+ * completion, calls @done exactly once: IB_WC_SUCCESS, the error it
+ * failed with, or IB_WC_WR_FLUSH_ERR when the QP is in the error state or
+ * destroyed.  @done runs in process context, in an SQ engine run
+ * (qp->sq_engine held) or in destroy_qp (shca_req_stop()); it may free
+ * the operation and may call shca_req_post_iop().  The caller owns the
+ * memory and must leave it alone from posting until @done.
+ */
+struct shca_req_iop {
+	struct list_head node;		/* private to rc_req.c */
+	struct shca_send_wqe hdr;	/* opcode, flags (FENCE, INLINE), num_sge,
+					 * inline_len, rdma.remote_addr/rkey
+					 */
+	union {
+		struct shca_sge sge[SHCA_REQ_IOP_MAX_SGE];
+		u8 inl[SHCA_REQ_IOP_MAX_INLINE];
+	};
+	struct ib_pd *pd;		/* PD of the local SGEs; NULL: the QP's */
+	shca_req_iop_done_t done;
+};
+
+/* Context: any, with a QP reference; does not sleep. */
+int shca_req_post_iop(struct shca_qp *qp, struct shca_req_iop *iop);
 
 /*
  * A retry budget loaded from a QP attribute: shca_rc_retry_init_cnt()
@@ -43,19 +90,30 @@ struct shca_rc_win {
 };
 
 /*
- * Requester state.  Everything but @events and the timers themselves is
- * touched only inside qp->sq_work (and by shca_req_modify() before the
- * QP reaches RTS).  SQ ring indices: kcons (in the ring) <= cur <= fetch.
- * [kcons, cur) are fully sent and wait for acknowledgment, cur is being
- * sent, [cur, fetch) are copied but not (re)started.
+ * Requester state.  Everything but @events, the timers themselves and
+ * the queue of internal operations (@iops and @iop_closed, under
+ * @iop_lock) is touched only inside an SQ engine run (and by
+ * shca_req_init(), by shca_req_modify() before the QP reaches RTS and by
+ * shca_req_stop() at destroy).
+ *
+ * The shadow queue has its own free-running indices, head <= cur <=
+ * fetch, over @nwqes slots: [head, cur) are fully sent and wait for
+ * acknowledgment, cur is being sent, [cur, fetch) are copied but not
+ * (re)started.  A shadow is a user WQE (copied from the SQ ring at
+ * @ufetch) or an internal operation.  The user WQEs among them are
+ * [ring.kcons, ufetch) of the SQ ring, in the same order, so there are
+ * never more of them than the ring has entries.
  */
 struct shca_req {
-	struct shca_req_wqe *wqes;	/* shadow of every SQ slot */
+	struct shca_req_wqe *wqes;	/* the shadow queue */
+	u32 nwqes;		/* its slots: a power of two */
+	u32 head;		/* shadow index of the oldest unretired WQE */
+	u32 fetch;		/* next shadow index to fill */
+	u32 cur;		/* shadow index of the WQE being sent */
+	u32 ufetch;		/* next SQ ring index to copy */
 	u32 psn;		/* next PSN to send */
 	u32 next_psn;		/* one past the newest PSN ever sent */
 	u32 una;		/* oldest unacknowledged PSN */
-	u32 fetch;		/* next SQ index to copy into its shadow */
-	u32 cur;		/* SQ index of the WQE being sent */
 	u32 since_ackreq;	/* packets sent since the last AckReq */
 	u32 rnr_psn;		/* where to resume after the RNR wait */
 	u32 gb_psn;		/* last go-back-N target (while gb_armed) */
@@ -66,8 +124,18 @@ struct shca_req {
 	struct shca_rc_retry rnr;	/* RNR NAKs, from rnr_retry */
 	bool rnr_wait;		/* RNR NAK received, timer running */
 	bool gb_armed;		/* suppress repeated go-back to gb_psn */
+	bool iop_cap;		/* takes internal operations (TM SRQ) */
 	struct timer_list rto_timer;
 	struct timer_list rnr_timer;
+	/*
+	 * Internal operations posted and not yet fetched.  iop_lock
+	 * (irqsave) is a leaf lock: shca_req_post_iop() (any context), the
+	 * SQ engine (fetch, error flush) and shca_req_stop() take it, and
+	 * call nothing under it.
+	 */
+	spinlock_t iop_lock;
+	struct list_head iops;		/* struct shca_req_iop, iop_lock */
+	bool iop_closed;		/* destroy: no more posts, iop_lock */
 };
 
 /* Pure decisions of the requester, exercised by kunit/shca_kunit_rc.c. */
@@ -85,6 +153,13 @@ enum shca_rc_aeth_kind {
 	SHCA_RC_AETH_NAK_ACCESS,
 	SHCA_RC_AETH_NAK_OP,
 	SHCA_RC_AETH_BAD,
+};
+
+/* Where the next shadow WQE comes from (shca_req_fetch_src()). */
+enum shca_req_src {
+	SHCA_REQ_SRC_NONE,	/* no free shadow slot, or nothing may come */
+	SHCA_REQ_SRC_IOP,	/* the oldest queued internal operation */
+	SHCA_REQ_SRC_USER,	/* the SQ ring, if anything is posted there */
 };
 
 /*
@@ -107,5 +182,8 @@ bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts, bool last);
 void shca_rc_win_reset(struct shca_rc_win *win);
 void shca_rc_win_grow(struct shca_rc_win *win, u32 acked);
 void shca_rc_win_loss(struct shca_rc_win *win, bool timeout);
+u32 shca_req_shadow_entries(u32 sq_entries, bool iops);
+enum shca_req_src shca_req_fetch_src(u32 shadows, u32 nwqes, bool iop_queued,
+				     u32 user_shadows, u32 user_entries);
 
 #endif /* SHCA_RC_REQ_H */

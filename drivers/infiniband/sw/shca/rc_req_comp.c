@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca: RC completer - ACKs, NAKs, READ responses and atomic ACKs from
- * qp->comp_queue.  Runs in SQ engine runs only (see rc_req.c).
+ * qp->comp_queue.  Runs in SQ engine runs only (see rc_req.c).  User
+ * WQEs and internal operations are alike here: retiring a shadow
+ * (shca_req_retire()) does what each needs.
  *
  * Rules:
  *  - an ACK acknowledges every PSN up to and including its own
@@ -40,13 +42,12 @@ static u32 shca_comp_expect(const struct shca_req_wqe *w)
  */
 static void shca_comp_acked(struct shca_qp *qp, u32 last)
 {
-	struct shca_ring *ring = &qp->sq.ring;
 	struct shca_req *req = &qp->req;
 	u32 una = shca_psn_add(last, 1);
 	bool implicit_nak = false;
 
-	while (ring->kcons != req->fetch) {
-		struct shca_req_wqe *w = shca_req_wqe_at(qp, ring->kcons);
+	while (req->head != req->fetch) {
+		struct shca_req_wqe *w = shca_req_wqe_at(qp, req->head);
 
 		if (!w->started)
 			break;
@@ -93,7 +94,7 @@ static void shca_comp_nak_fatal(struct shca_qp *qp, u32 psn,
 {
 	if (!shca_comp_ack_before(qp, psn))
 		return;
-	shca_req_fail(qp, shca_req_wqe_at(qp, qp->sq.ring.kcons), status);
+	shca_req_fail(qp, shca_req_wqe_at(qp, qp->req.head), status);
 }
 
 /* Context: SQ engine. */
@@ -150,7 +151,6 @@ static void shca_comp_ack(struct shca_qp *qp, const struct shca_wire_pkt *pkt)
  */
 static struct shca_req_wqe *shca_comp_target(struct shca_qp *qp, u32 psn)
 {
-	struct shca_ring *ring = &qp->sq.ring;
 	struct shca_req *req = &qp->req;
 
 	switch (shca_rc_ack_classify(psn, req->una, req->next_psn)) {
@@ -163,8 +163,8 @@ static struct shca_req_wqe *shca_comp_target(struct shca_qp *qp, u32 psn)
 		shca_comp_bad(qp);
 		return NULL;
 	}
-	while (ring->kcons != req->fetch) {
-		struct shca_req_wqe *w = shca_req_wqe_at(qp, ring->kcons);
+	while (req->head != req->fetch) {
+		struct shca_req_wqe *w = shca_req_wqe_at(qp, req->head);
 
 		if (!w->started)
 			break;

@@ -2,7 +2,7 @@
 /*
  * shca: requester internals shared by rc_req.c (sending, timers, WQE
  * life cycle) and rc_req_comp.c (the completer).  Everything here runs
- * in qp->sq_work only.
+ * in SQ engine runs only (qp->sq_engine held).
  */
 #ifndef SHCA_RC_REQ_PRIV_H
 #define SHCA_RC_REQ_PRIV_H
@@ -10,9 +10,9 @@
 #include "shca.h"
 
 /*
- * Kernel-private copy of one SQ WQE, taken once when it is fetched, so
- * that userspace cannot change a WQE in flight.  Payload offsets of a
- * packet are (psn - first_psn) * mtu.
+ * Kernel-private copy of one SQ WQE or internal operation (a shadow),
+ * taken once when it is fetched, so that userspace cannot change a WQE
+ * in flight.  Payload offsets of a packet are (psn - first_psn) * mtu.
  */
 struct shca_req_wqe {
 	struct shca_send_wqe hdr;
@@ -27,14 +27,17 @@ struct shca_req_wqe {
 	u32 sent;		/* PSNs sent in the current pass */
 	u32 seg_end;		/* READ: end of the last request sent */
 	u32 acked;		/* READ/atomic: response PSNs received */
+	/* the internal operation it executes, NULL for a user WQE */
+	struct shca_req_iop *iop;
 	u8 status;		/* enum ib_wc_status it failed with */
 	bool started;		/* first_psn/npkts are valid (kept on resend) */
 };
 
+/* The shadow at free-running shadow index @idx. */
 static inline struct shca_req_wqe *shca_req_wqe_at(struct shca_qp *qp,
 						   u32 idx)
 {
-	return &qp->req.wqes[shca_ring_slot(idx, qp->sq.ring.entries)];
+	return &qp->req.wqes[shca_ring_slot(idx, qp->req.nwqes)];
 }
 
 static inline bool shca_req_is_rd_atomic(const struct shca_req_wqe *w)

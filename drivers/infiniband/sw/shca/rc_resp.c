@@ -33,6 +33,7 @@
 #include "shca.h"
 #include "roce.h"
 #include "rq.h"
+#include "tm.h"
 #include "wire.h"
 #include "rc_resp_logic.h"
 
@@ -161,11 +162,18 @@ static void shca_resp_res_reset(struct shca_resp *resp)
 	resp->npending = 0;
 }
 
-/* Context: process, after the last QP reference is gone. */
+static void shca_resp_cleanup(struct shca_qp *qp, bool flush);
+
+/*
+ * Context: process, after the last QP reference is gone; a TM SRQ and its
+ * CQ are still there (ib_core lets go of them after us).
+ */
 void shca_resp_fini(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
 
+	if (resp->wqe && resp->wqe_valid && resp->tm_kind)
+		shca_resp_cleanup(qp, false);
 	if (resp->res)
 		shca_resp_res_reset(resp);
 	kfree(resp->res);
@@ -386,6 +394,8 @@ static void shca_resp_complete(struct shca_qp *qp, struct shca_cqe *cqe,
 	cqe->qp_num = qp->ibqp.qp_num;
 	cqe->src_qp = READ_ONCE(qp->attr.dest_qp_num);
 	cqe->port_num = 1;
+	if (resp->tm_kind)
+		shca_tm_rx_complete(qp, cqe);
 	resp->wqe_valid = false;
 	if (cq)
 		shca_cq_post(cq, cqe, solicited);
@@ -424,6 +434,63 @@ static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 		p->local_err = true;
 		return SHCA_RV_NAK_OP;
 	}
+	return SHCA_RV_DONE;
+}
+
+/*
+ * The first packet of a SEND to a TM SRQ: match it, or take an ordinary
+ * WQE for it (tm.c).  A matched rendezvous is done with here (@done).
+ * Context: rq_work.
+ */
+static enum shca_resp_verdict shca_resp_take_tm(struct shca_qp *qp,
+						struct shca_resp_pkt *p,
+						bool *done)
+{
+	struct shca_resp *resp = &qp->resp;
+	struct shca_srq *srq = shca_rq_srq(qp);
+	int ret;
+
+	if (resp->wqe_valid)
+		return SHCA_RV_DONE;
+	ret = shca_tm_rx_first(qp, srq, p->payload, p->w.pay_len,
+			       (p->flags & SHCA_OPF_ONLY) == SHCA_OPF_ONLY);
+	if (ret == -ENOENT || ret == -ENOMEM)
+		return SHCA_RV_RNR;
+	if (ret < 0) {
+		p->rq_broken = true;
+		return SHCA_RV_NAK_OP;
+	}
+	*done = ret > 0;
+	resp->wqe_valid = !*done;
+	/* a matched rendezvous: acknowledge it before its READ goes out */
+	if (*done)
+		p->w.hdr.ackreq = true;
+	return SHCA_RV_DONE;
+}
+
+/* Take the receive WQE of a new SEND message.  Context: rq_work. */
+static enum shca_resp_verdict shca_resp_send_first(struct shca_qp *qp,
+						   struct shca_resp_pkt *p,
+						   bool *done)
+{
+	struct shca_resp *resp = &qp->resp;
+	struct shca_srq *srq = shca_rq_srq(qp);
+	enum shca_resp_verdict v;
+
+	*done = false;
+	if (srq && srq->tm)
+		v = shca_resp_take_tm(qp, p, done);
+	else
+		v = shca_resp_take_wqe(qp, p);
+	if (v != SHCA_RV_DONE || *done)
+		return v;
+	/* a UC message dropped half-way leaves its WQE to us */
+	resp->sge_idx = 0;
+	resp->sge_off = 0;
+	resp->rcv_len = 0;
+	/* a matched eager message's TMH stays out of the tag's buffer */
+	p->payload += resp->tm_skip;
+	p->w.pay_len -= resp->tm_skip;
 	return SHCA_RV_DONE;
 }
 
@@ -469,17 +536,14 @@ static enum shca_resp_verdict shca_resp_send(struct shca_qp *qp,
 	struct shca_resp *resp = &qp->resp;
 	struct shca_cqe cqe = { .opcode = IB_WC_RECV };
 	enum shca_resp_verdict v;
+	bool done;
 
 	if (!shca_resp_len_ok(p->flags, p->w.pay_len, resp->mtu))
 		return SHCA_RV_NAK_INV;
 	if (p->flags & SHCA_OPF_FIRST) {
-		v = shca_resp_take_wqe(qp, p);
-		if (v != SHCA_RV_DONE)
+		v = shca_resp_send_first(qp, p, &done);
+		if (v != SHCA_RV_DONE || done)
 			return v;
-		/* a UC message dropped half-way leaves its WQE to us */
-		resp->sge_idx = 0;
-		resp->sge_off = 0;
-		resp->rcv_len = 0;
 	}
 	v = shca_resp_scatter(qp, p);
 	if (v != SHCA_RV_DONE || !(p->flags & SHCA_OPF_LAST))
@@ -836,6 +900,8 @@ static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 	switch (v) {
 	case SHCA_RV_DONE:
 		shca_rc_advance(qp, p);
+		if (resp->tm_rndv)
+			shca_tm_rx_rndv_go(qp);
 		break;
 	case SHCA_RV_DROP:
 		break;
@@ -1062,13 +1128,15 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
 
 	shca_resp_abort_msg(qp);
 	shca_resp_res_reset(resp);
-	if (resp->wqe_valid && flush) {
+	/* a matched tag always gets its completion: it frees the handle */
+	if (resp->wqe_valid && (flush || resp->tm_kind == SHCA_TM_RX_EAGER)) {
 		/* an XRC target's WQE came from its message's SRQ */
 		shca_resp_xsrq_enter(qp, resp->msg_srqn);
 		shca_resp_complete_err(qp, IB_WC_WR_FLUSH_ERR);
 		shca_resp_xsrq_exit(qp);
 	}
 	resp->wqe_valid = false;
+	resp->tm_kind = SHCA_TM_RX_NONE;
 }
 
 /**

@@ -18,6 +18,7 @@ struct shca_mr;
 struct shca_qp;
 struct shca_rwqe;
 struct shca_srq;
+struct shca_tm_rndv;
 struct ib_pd;
 
 enum shca_resp_res_type {
@@ -63,6 +64,16 @@ struct shca_resp {
 	u32 dma_len;		/* WRITE: RETH length */
 	u32 wr_done;		/* WRITE: bytes written so far */
 	u32 msg_srqn;		/* XRC: the SRQ the message is for */
+
+	/* TM SRQ (tm.c): what the message in progress is */
+	u8 tm_kind;		/* enum shca_tm_rx_kind */
+	u8 tm_skip;		/* header bytes not scattered (the TMH) */
+	bool tm_match_sent;	/* the match was reported on its own */
+	bool tm_sync_req;	/* unexpected: ask software for a SYNC */
+	u16 tm_handle;		/* the matched tag */
+	struct shca_tm_rndv *tm_rndv;	/* rendezvous to start after the ACK */
+	u32 tm_app_ctx;		/* TMH of the matched message */
+	u64 tm_tag;
 
 	/*
 	 * XRC target: the SRQ the packet (or response) in hand names,

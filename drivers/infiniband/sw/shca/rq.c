@@ -376,7 +376,8 @@ u32 shca_rq_max_sge(struct shca_qp *qp)
 }
 
 /*
- * The CQ receive completions of @qp go to: an XRC SRQ's own.
+ * The CQ receive completions of @qp go to: an XRC SRQ's own, and a TM
+ * SRQ's own.
  * Context: RQ engine.
  */
 struct shca_cq *shca_rq_cq(struct shca_qp *qp)
@@ -385,6 +386,8 @@ struct shca_cq *shca_rq_cq(struct shca_qp *qp)
 
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
 		return srq ? to_scq(srq->ibsrq.ext.cq) : NULL;
+	if (srq && srq->tm)
+		return to_scq(srq->ibsrq.ext.cq);
 	return to_scq(qp->ibqp.recv_cq);
 }
 

@@ -24,5 +24,7 @@ void shca_rq_broken(struct shca_qp *qp);
 u32 shca_rq_max_sge(struct shca_qp *qp);
 struct ib_pd *shca_rq_pd(struct shca_qp *qp);
 int shca_srq_pop(struct shca_srq *srq, struct shca_rwqe *w);
+int shca_srq_pop_locked(struct shca_srq *srq, struct shca_rwqe *w, int *ev);
+void shca_srq_raise(struct shca_srq *srq, int ev);
 
 #endif /* SHCA_RQ_H */

@@ -9,10 +9,15 @@
  *  - qp->state_lock (mutex): modify_qp/query_qp, serialises QP attributes.
  *  - qp->rq_lock / qp->sq_lock (spinlock, irqsave): kernel producers of a
  *    work queue.  Never taken together with another QP's locks.
+ *  - qp->req.iop_lock (spinlock, irqsave): the queue of the RC
+ *    requester's internal operations (rc_req.h); a leaf, nothing is taken
+ *    or called under it, so it may be taken under any other lock.
  *  - srq->prod_lock -> srq->lock (spinlock, irqsave): srq->lock guards
  *    the SRQ consumers (the RQ engines of the attached QPs, and of XRC
- *    target QPs), the limit and the ring itself against a resize;
- *    srq->prod_lock the kernel SRQ producers.  Only a resize takes both.
+ *    target QPs), the limit and the ring itself against a resize, and a
+ *    TM SRQ's tag list; srq->prod_lock the kernel SRQ producers.  Only a
+ *    resize takes both.  tm->ops_lock (mutex, a TM SRQ's doorbell) ->
+ *    srq->lock.
  *  - cq->lock (spinlock, irqsave): CQ ring consumer side, notify state,
  *    ring swap on resize.
  *  - mw->lock (spinlock) -> mr->lock (spinlock): MR translation fields
@@ -255,6 +260,8 @@ struct shca_cq {
 	struct work_struct comp_work;	/* comp_handler on comp_cpu; ditto */
 };
 
+struct shca_tm;
+
 struct shca_wq {
 	struct shca_ring ring;
 	u32 max_sge;
@@ -278,6 +285,7 @@ struct shca_srq {
 	u32 limit;			/* armed when non-zero */
 	bool broken;			/* IB_EVENT_SRQ_ERR was sent */
 	bool user;
+	struct shca_tm *tm;		/* IB_SRQT_TM only (tm.c) */
 };
 
 struct shca_qp {
@@ -305,7 +313,8 @@ struct shca_qp {
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
 	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
 	struct sk_buff_head comp_queue;	/* RC/UC responses for sq_work, ditto */
-	struct shca_req req;		/* RC/UC requester, sq_work only */
+	/* RC/UC requester: SQ engine only, but its req.iop_lock queue */
+	struct shca_req req;
 	struct shca_resp resp;		/* RC/UC responder, rq_work only */
 };
 

@@ -6,7 +6,8 @@
  * runs concurrently with itself, so it is the only consumer of the SQ
  * and owns ring.kcons.  Producers are the provider (user QPs, through
  * the mapped ring) and shca_post_send_kernel() (kernel QPs, under
- * qp->sq_lock).
+ * qp->sq_lock).  The RC requester's internal operations (rc_req.c) are
+ * not in the ring: shca_req_post_iop() queues sq_work for each.
  *
  * Doorbell suppression (shca-abi.h): the engine sets
  * SHCA_RING_F_ENGINE_ACTIVE while it works; before it goes idle it clears

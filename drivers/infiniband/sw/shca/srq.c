@@ -31,6 +31,7 @@
 
 #include "shca.h"
 #include "rq.h"
+#include "tm.h"
 
 static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
 {
@@ -65,6 +66,34 @@ static int shca_srq_pop_event(struct shca_srq *srq, int err, u32 left)
 }
 
 /**
+ * shca_srq_pop_locked - shca_srq_pop() inside a srq->lock hold
+ * @srq: the SRQ
+ * @w: filled with a private copy of the WQE
+ * @ev: the event the pop raises (for shca_srq_raise() after the unlock),
+ *	or -1
+ *
+ * Context: as shca_srq_pop(); srq->lock held.
+ * Return: as shca_srq_pop().
+ */
+int shca_srq_pop_locked(struct shca_srq *srq, struct shca_rwqe *w, int *ev)
+{
+	u32 left = 0;
+	int err;
+
+	lockdep_assert_held(&srq->lock);
+	err = shca_rwqe_pop(&srq->ring, w, &left);
+	*ev = shca_srq_pop_event(srq, err, left);
+	return err;
+}
+
+/* Raise what shca_srq_pop_locked() found, if anything.  Context: any. */
+void shca_srq_raise(struct shca_srq *srq, int ev)
+{
+	if (ev >= 0)
+		shca_srq_event(srq, ev);
+}
+
+/**
  * shca_srq_pop - take the next receive WQE of an SRQ
  * @srq: the SRQ of the calling QP
  * @w: filled with a private copy of the WQE
@@ -76,35 +105,62 @@ static int shca_srq_pop_event(struct shca_srq *srq, int err, u32 left)
 int shca_srq_pop(struct shca_srq *srq, struct shca_rwqe *w)
 {
 	unsigned long flags;
-	u32 left = 0;
 	int err, ev;
 
 	spin_lock_irqsave(&srq->lock, flags);
-	err = shca_rwqe_pop(&srq->ring, w, &left);
-	ev = shca_srq_pop_event(srq, err, left);
+	err = shca_srq_pop_locked(srq, w, &ev);
 	spin_unlock_irqrestore(&srq->lock, flags);
-	if (ev >= 0)
-		shca_srq_event(srq, ev);
+	shca_srq_raise(srq, ev);
+	return err;
+}
+
+/*
+ * The request of a create: tm_max_ops comes with the TM bit, and only a
+ * user TM SRQ has one.  Context: process.
+ */
+static int shca_srq_req(struct ib_device *ibdev,
+			const struct ib_srq_init_attr *init,
+			struct ib_udata *udata, struct shca_create_srq_req *req)
+{
+	bool tm = init->srq_type == IB_SRQT_TM;
+	int err;
+
+	err = shca_udata_get_req(ibdev, udata, req, sizeof(*req),
+				 udata ? offsetofend(typeof(*req), comp_mask) : 0);
+	if (err)
+		return err;
+	if (!(req->comp_mask & SHCA_CREATE_SRQ_REQ_CMASK_TM))
+		return shca_udata_check_cmd(ibdev, "create_srq", req->comp_mask,
+					    0, req->tm_max_ops);
+	err = shca_udata_check_cmd(ibdev, "create_srq", req->comp_mask,
+				   SHCA_CREATE_SRQ_REQ_CMASK_TM, 0);
+	if (!err && !tm) {
+		ibdev_dbg(ibdev, "srq: TM request for a type %d SRQ\n",
+			  init->srq_type);
+		err = -EINVAL;
+	}
 	return err;
 }
 
 static int shca_srq_check(struct ib_device *ibdev,
 			  const struct ib_srq_init_attr *init,
-			  struct ib_udata *udata)
+			  struct ib_udata *udata, struct shca_create_srq_req *req)
 {
-	struct shca_create_srq_req req;
 	int err;
 
-	err = shca_udata_get_req(ibdev, udata, &req, sizeof(req),
-				 udata ? offsetofend(typeof(req), comp_mask) : 0);
-	if (!err)
-		err = shca_udata_check_cmd(ibdev, "create_srq", req.comp_mask, 0,
-					   req.reserved_32);
+	err = shca_srq_req(ibdev, init, udata, req);
 	if (err)
 		return err;
-	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC) {
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC &&
+	    init->srq_type != IB_SRQT_TM) {
 		ibdev_dbg(ibdev, "srq: type %d not supported\n", init->srq_type);
 		return -EOPNOTSUPP;
+	}
+	if (init->srq_type == IB_SRQT_TM &&
+	    (!udata || !(req->comp_mask & SHCA_CREATE_SRQ_REQ_CMASK_TM) ||
+	     !init->ext.cq)) {
+		ibdev_dbg(ibdev, "srq: a TM SRQ is a user SRQ with a CQ and max_ops\n");
+		return udata ? -EINVAL : -EOPNOTSUPP;
 	}
 	if (init->srq_type == IB_SRQT_XRC &&
 	    (!init->ext.xrc.xrcd || !init->ext.cq)) {
@@ -155,6 +211,8 @@ static int shca_srq_reply(struct shca_dev *sdev, struct shca_srq *srq,
 	resp.comp_mask = SHCA_CREATE_SRQ_RESP_CMASK_RING;
 	resp.srqn = srq->srqn;
 	shca_ring_fill_info(&srq->ring, &resp.ring);
+	if (srq->tm)
+		shca_tm_fill_resp(srq, &resp);
 	return shca_udata_put_resp(&sdev->ibdev, udata, &resp, sizeof(resp));
 }
 
@@ -164,12 +222,13 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 {
 	struct shca_dev *sdev = to_sdev(ibsrq->device);
 	struct shca_srq *srq = to_ssrq(ibsrq);
+	struct shca_create_srq_req req;
 	int err;
 
 	kref_init(&srq->ref);
 	init_completion(&srq->freed);
 	mutex_init(&srq->modify_lock);
-	err = shca_srq_check(&sdev->ibdev, init, udata);
+	err = shca_srq_check(&sdev->ibdev, init, udata, &req);
 	if (err)
 		goto err_out;
 	spin_lock_init(&srq->lock);
@@ -188,12 +247,19 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		goto err_free_srqn;
 	if (init->srq_type == IB_SRQT_XRC)
 		ibsrq->ext.xrc.srq_num = srq->srqn;
+	if (init->srq_type == IB_SRQT_TM) {
+		err = shca_tm_create(srq, init, req.tm_max_ops, udata);
+		if (err)
+			goto err_free_ring;
+	}
 	err = shca_srq_reply(sdev, srq, udata);
 	if (err)
-		goto err_free_ring;
+		goto err_free_tm;
 	xa_store(&sdev->srqs, srq->srqn, srq, GFP_KERNEL);
 	return 0;
 
+err_free_tm:
+	shca_tm_destroy(srq);
 err_free_ring:
 	shca_ring_free(&srq->ring);
 err_free_srqn:
@@ -254,6 +320,7 @@ int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	shca_srq_put(srq);
 	wait_for_completion(&srq->freed);
 	atomic_dec(&sdev->num_srq);
+	shca_tm_destroy(srq);
 	shca_ring_free(&srq->ring);
 	mutex_destroy(&srq->modify_lock);
 	return 0;
@@ -439,8 +506,9 @@ int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 
 /*
  * Post receives on a kernel SRQ.  User SRQs are posted to through their
- * mapped ring instead.
- * Context: any, does not sleep.
+ * mapped ring instead; for a TM SRQ, the command without work requests is
+ * the doorbell of its list operations.
+ * Context: any, does not sleep; a TM doorbell: process, may sleep.
  */
 int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr)
@@ -449,6 +517,10 @@ int shca_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	if (srq->tm && !wr) {
+		err = shca_tm_doorbell(srq);
+		goto out;
+	}
 	if (srq->user) {
 		*bad_wr = wr;
 		err = -EINVAL;
