@@ -29,6 +29,10 @@ check "SRQ sizes advertised" sh -c "grep -Eq 'max_srq_wr:[[:space:]]*[1-9][0-9]*
 check "RNR NAK generation advertised" grep -q RC_RNR_NAK_GEN "$out"
 check "XRC advertised" grep -Eq '^[[:space:]]*XRC$' "$out"
 check "SRQ resize advertised" grep -Eq '^[[:space:]]*SRQ_RESIZE$' "$out"
+# tm_caps: ibv_devinfo -v prints the block only when max_num_tags > 0
+tm_caps=$(grep -A5 '^[[:space:]]*max_rndv_hdr_size:' "$out" | tr -s '[:space:]' ' ')
+expect_eq "tag matching advertised (tm_caps)" "$tm_caps" \
+	" max_rndv_hdr_size: 64 max_num_tags: 1024 max_ops: 1024 max_sge: 4 flags: IBV_TM_CAP_RC "
 check "HCA-wide atomics advertised" grep -q "atomic_cap:.*ATOMIC_HCA" "$out"
 node_guid=$(awk '/node_guid/ {print $2}' "$out")
 check "node_guid non-zero" test -n "$node_guid" -a "$node_guid" != "0000:0000:0000:0000"
