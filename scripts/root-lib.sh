@@ -9,8 +9,12 @@
 #                             a throwaway copy of LOWER at MNT: overlayfs
 #                             with its upper and work dirs under WORK
 #   root_chroot_mounts DIR    /proc, /sys, /dev and a private /dev/pts in DIR
+#   root_kill_procs DIR       end the processes chrooted in DIR
 #   root_unmount_to N         unmount the newest mounts until N remain;
-#                             fails on the first that will not go
+#                             a busy one is retried after ending the
+#                             processes chrooted in the first mount (a
+#                             daemon a maintainer script left running);
+#                             fails on the first that will still not go
 #   root_unmount_all          unmount everything, lazily where busy (for an
 #                             EXIT trap)
 
@@ -47,9 +51,28 @@ root_chroot_mounts() {
 		root_mount "$1/dev/pts" -t devpts -o newinstance devpts
 }
 
+root_kill_procs() {
+	local dir p r sig
+	dir=$(realpath "$1") || return 0
+	for sig in TERM KILL; do
+		for p in /proc/[0-9]*; do
+			r=$(readlink "$p/root" 2>/dev/null) || continue
+			[ "$r" = "$dir" ] || continue
+			echo "# root-lib: SIG$sig ${p#/proc/} ($(tr '\0' ' ' <"$p/cmdline" 2>/dev/null | cut -c1-80)) chrooted in $dir" >&2
+			kill -"$sig" "${p#/proc/}" 2>/dev/null
+		done
+		sleep 1
+	done
+}
+
 root_unmount_to() {
+	local try
 	while [ ${#ROOT_MOUNTS[@]} -gt "$1" ]; do
-		umount "${ROOT_MOUNTS[-1]}" || return 1
+		for try in 1 2 3 4; do
+			umount "${ROOT_MOUNTS[-1]}" 2>/dev/null && break
+			[ "$try" = 4 ] && { umount "${ROOT_MOUNTS[-1]}" || return 1; break; }
+			root_kill_procs "${ROOT_MOUNTS[0]}"
+		done
 		unset 'ROOT_MOUNTS[-1]'
 	done
 }

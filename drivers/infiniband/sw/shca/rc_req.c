@@ -10,8 +10,10 @@
  * have work, and from there on are WQEs like the others, except that
  * retiring one calls its done() instead of posting a send completion.
  *
- * Everything runs in an SQ engine run, in qp->sq_work or in a user QP's
- * doorbell, under qp->sq_engine (shca_sq_run()), so never concurrently.
+ * Everything runs in an SQ engine run, in qp->sq_work, in a user QP's
+ * doorbell or in qp->rq_work catching up on responses before a request
+ * (shca_sq_catch_up()), under qp->sq_engine (shca_sq_run()), so never
+ * concurrently.
  * The timers only set a bit in req.events and queue sq_work; an armed
  * timer holds a QP reference.
  *

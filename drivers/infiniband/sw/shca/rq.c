@@ -563,10 +563,12 @@ void shca_rq_work(struct work_struct *work)
 	struct sk_buff *skb;
 
 	while (budget-- && (skb = skb_dequeue(&qp->rx_queue))) {
-		if (rc)
+		if (rc) {
+			shca_sq_catch_up(qp);
 			shca_resp_rx(qp, skb);
-		else
+		} else {
 			shca_rx_one(qp, skb);
+		}
 		consume_skb(skb);
 		shca_qp_put(qp);	/* the skb's reference */
 	}

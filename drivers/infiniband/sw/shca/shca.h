@@ -591,6 +591,7 @@ void shca_srq_put(struct shca_srq *srq);
 /* sq.c */
 void shca_sq_work(struct work_struct *work);
 void shca_sq_doorbell(struct shca_qp *qp);
+void shca_sq_catch_up(struct shca_qp *qp);
 void shca_sq_sync(struct shca_qp *qp);
 int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr);

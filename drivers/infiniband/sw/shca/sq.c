@@ -2,11 +2,13 @@
 /*
  * shca: the send queue engine (UD and GSI).
  *
- * Each QP's SQ is drained by qp->sq_work on shca_wq; a work item never
- * runs concurrently with itself, so it is the only consumer of the SQ
- * and owns ring.kcons.  Producers are the provider (user QPs, through
- * the mapped ring) and shca_post_send_kernel() (kernel QPs, under
- * qp->sq_lock).  The RC requester's internal operations (rc_req.c) are
+ * Each QP's SQ is drained by engine runs (shca_sq_run()) under
+ * qp->sq_engine: in qp->sq_work on shca_wq, in a user QP's doorbell (the
+ * posting thread), or in qp->rq_work catching up on responses
+ * (shca_sq_catch_up()).  The mutex makes the run the only consumer of
+ * the SQ and the owner of ring.kcons.  Producers are the provider (user
+ * QPs, through the mapped ring) and shca_post_send_kernel() (kernel QPs,
+ * under qp->sq_lock).  The RC requester's internal operations (rc_req.c) are
  * not in the ring: shca_req_post_iop() queues sq_work for each.
  *
  * Doorbell suppression (shca-abi.h): the engine sets
@@ -413,6 +415,27 @@ void shca_sq_work(struct work_struct *work)
  */
 void shca_sq_doorbell(struct shca_qp *qp)
 {
+	mutex_lock(&qp->sq_engine);
+	shca_sq_run(qp);
+	mutex_unlock(&qp->sq_engine);
+}
+
+/**
+ * shca_sq_catch_up - consume the responses that arrived before a request
+ * @qp: RC/UC/XRC initiator QP whose responder is about to execute a request
+ *
+ * ACKs and responses wait in comp_queue for the SQ engine, requests in
+ * rx_queue for rq_work: two work items that may run in either order.  A
+ * request that the peer sent only after it acknowledged our SEND (a tag
+ * matching rendezvous FIN, say) must not complete before that SEND does,
+ * as it cannot on a wire that keeps the order; so the responder runs the
+ * engine first whenever responses are waiting.
+ * Context: qp->rq_work, may sleep; takes qp->sq_engine.
+ */
+void shca_sq_catch_up(struct shca_qp *qp)
+{
+	if (skb_queue_empty(&qp->comp_queue))
+		return;
 	mutex_lock(&qp->sq_engine);
 	shca_sq_run(qp);
 	mutex_unlock(&qp->sq_engine);
