@@ -210,9 +210,25 @@ static void shca_abi_resize_cq_resp_test(struct kunit *test)
 
 static void shca_abi_create_qp_req_test(struct kunit *test)
 {
-	EXPECT_SIZE(test, shca_create_qp_req, 8);
+	EXPECT_SIZE(test, shca_create_qp_req, 64);
 	EXPECT_OFF(test, shca_create_qp_req, comp_mask, 0);
 	EXPECT_OFF(test, shca_create_qp_req, reserved_32, 4);
+	EXPECT_OFF(test, shca_create_qp_req, rx_hash_fields_mask, 8);
+	EXPECT_OFF(test, shca_create_qp_req, rx_hash_function, 16);
+	EXPECT_OFF(test, shca_create_qp_req, rx_hash_key_len, 17);
+	EXPECT_OFF(test, shca_create_qp_req, reserved_144, 18);
+	EXPECT_OFF(test, shca_create_qp_req, rx_hash_key, 24);
+}
+
+static void shca_abi_wq_test(struct kunit *test)
+{
+	EXPECT_SIZE(test, shca_create_wq_req, 8);
+	EXPECT_OFF(test, shca_create_wq_req, comp_mask, 0);
+	EXPECT_OFF(test, shca_create_wq_req, reserved_32, 4);
+	EXPECT_SIZE(test, shca_create_wq_resp, 48);
+	EXPECT_OFF(test, shca_create_wq_resp, comp_mask, 0);
+	EXPECT_OFF(test, shca_create_wq_resp, wqn, 4);
+	EXPECT_OFF(test, shca_create_wq_resp, ring, 8);
 }
 
 static void shca_abi_create_qp_resp_test(struct kunit *test)
@@ -297,6 +313,7 @@ static struct kunit_case shca_abi_cases[] = {
 	KUNIT_CASE(shca_abi_srq_test),
 	KUNIT_CASE(shca_abi_tm_op_wqe_test),
 	KUNIT_CASE(shca_abi_create_qp_req_test),
+	KUNIT_CASE(shca_abi_wq_test),
 	KUNIT_CASE(shca_abi_create_qp_resp_test),
 	KUNIT_CASE(shca_abi_create_ah_resp_test),
 	KUNIT_CASE(shca_abi_consts_test),

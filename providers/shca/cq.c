@@ -116,6 +116,8 @@ unsigned int shca_cqe_wc_flags(const struct shca_cqe *cqe)
 
 	if (cqe->flags & SHCA_CQE_F_GRH)
 		flags |= IBV_WC_GRH;
+	if (cqe->flags & SHCA_CQE_F_IP_CSUM_OK)
+		flags |= IBV_WC_IP_CSUM_OK;
 	if (cqe->flags & SHCA_CQE_F_INV)
 		flags |= IBV_WC_WITH_INV;
 	else if (cqe->flags & SHCA_CQE_F_IMM)
@@ -353,6 +355,17 @@ static uint8_t shca_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return ex_to_shca_cq(ibcq)->cur.dlid_path_bits;
 }
 
+/*
+ * The TCI of the C-VLAN tag stripped from a raw receive (a WQ with
+ * IBV_WQ_FLAGS_CVLAN_STRIPPING); 0 if none was.
+ */
+static uint16_t shca_read_cvlan(struct ibv_cq_ex *ibcq)
+{
+	struct shca_cq *cq = ex_to_shca_cq(ibcq);
+
+	return (cq->cur.flags & SHCA_CQE_F_CVLAN) ? cq->cur.vlan_id : 0;
+}
+
 /* Zero on a completion without SHCA_CQE_F_TM (shca_cqe_sanitize()). */
 static void shca_read_tm_info(struct ibv_cq_ex *ibcq,
 			      struct ibv_wc_tm_info *tm_info)
@@ -379,6 +392,7 @@ void shca_cq_set_ex_ops(struct ibv_cq_ex *cq)
 	cq->read_sl = shca_read_sl;
 	cq->read_dlid_path_bits = shca_read_dlid_path_bits;
 	cq->read_tm_info = shca_read_tm_info;
+	cq->read_cvlan = shca_read_cvlan;
 }
 
 /* ------------------------------------------------------------------ */
@@ -390,7 +404,7 @@ void shca_cq_set_ex_ops(struct ibv_cq_ex *cq)
  * @attr: the caller's attributes
  *
  * Return: 0, or EOPNOTSUPP for a creation flag or a wc_flags field we do
- * not provide (we provide the standard ones and the TM info).
+ * not provide (we provide the standard ones, the TM info and the CVLAN).
  */
 int shca_cq_check_attr(const struct ibv_cq_init_attr_ex *attr)
 {
@@ -399,7 +413,8 @@ int shca_cq_check_attr(const struct ibv_cq_init_attr_ex *attr)
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) && attr->flags)
 		return EOPNOTSUPP;
 	if (attr->wc_flags & ~(uint64_t)(IBV_WC_STANDARD_FLAGS |
-					 IBV_WC_EX_WITH_TM_INFO))
+					 IBV_WC_EX_WITH_TM_INFO |
+					 IBV_WC_EX_WITH_CVLAN))
 		return EOPNOTSUPP;
 	return 0;
 }

@@ -59,6 +59,7 @@ int shca_qp_check_attr(const struct ibv_qp_init_attr_ex *attr)
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
 	case IBV_QPT_XRC_SEND:
+	case IBV_QPT_RAW_PACKET:
 		if (!(mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
 		    !attr->send_cq || (!attr->recv_cq &&
 				       shca_qp_type_has_rq(attr->qp_type)))
@@ -222,6 +223,8 @@ static int shca_qp_setup(struct shca_qp *qp, struct ibv_context *ctx,
 	qp->max_inline_data = resp->max_inline_data;
 	qp->sq.max_sge = attr->cap.max_send_sge;
 	qp->rq.max_sge = attr->cap.max_recv_sge;
+	if (attr->qp_type == IBV_QPT_RAW_PACKET)
+		qp->raw_send_flags = shca_raw_send_flags(ctx);
 	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 		shca_qp_ex_init(qp, attr->send_ops_flags);
 	return 0;
@@ -304,7 +307,13 @@ err:
 struct ibv_qp *shca_create_qp_ex(struct ibv_context *ctx,
 				 struct ibv_qp_init_attr_ex *attr)
 {
-	struct shca_qp *qp = shca_qp_create(ctx, attr);
+	struct shca_qp *qp;
+
+	/* an RSS QP (wq.c) */
+	if (attr->comp_mask &
+	    (IBV_QP_INIT_ATTR_IND_TABLE | IBV_QP_INIT_ATTR_RX_HASH))
+		return shca_rss_create_qp(ctx, attr);
+	qp = shca_qp_create(ctx, attr);
 
 	return qp ? &qp->vqp.qp : NULL;
 }
@@ -541,10 +550,16 @@ void shca_wqe_put_sges(struct shca_sge *dst, const struct ibv_sge *src,
 	}
 }
 
-/* An XRC initiator takes what an RC QP takes. */
+/*
+ * An XRC initiator takes what an RC QP takes; a RAW_PACKET QP only SEND,
+ * whose data is the whole Ethernet frame.
+ */
 static int shca_wqe_opcode(enum ibv_qp_type type, enum ibv_wr_opcode op)
 {
 	bool rc = type == IBV_QPT_RC || type == IBV_QPT_XRC_SEND;
+
+	if (type == IBV_QPT_RAW_PACKET)
+		return op == IBV_WR_SEND ? (int)op : -1;
 
 	switch (op) {
 	case IBV_WR_SEND:
@@ -633,6 +648,25 @@ static uint32_t shca_wqe_xrc_srqn(const struct shca_qp *qp,
 	return wr->qp_type.xrc.remote_srqn;
 }
 
+/*
+ * The WQE flags of @send_flags.  A RAW_PACKET QP takes only the flags
+ * shca_raw_send_flags() granted it (IP_CSUM where the kernel offers it);
+ * the others ignore IBV_SEND_IP_CSUM, as before.
+ */
+static int shca_wqe_set_flags(const struct shca_qp *qp,
+			      unsigned int send_flags,
+			      struct shca_send_wqe *wqe)
+{
+	wqe->flags = shca_send_flags(send_flags);
+	if (qp->vqp.qp.qp_type != IBV_QPT_RAW_PACKET)
+		return 0;
+	if (send_flags & ~qp->raw_send_flags)
+		return EINVAL;
+	if (send_flags & IBV_SEND_IP_CSUM)
+		wqe->flags |= SHCA_WQE_F_IP_CSUM;
+	return 0;
+}
+
 /* Write one send WQE at our producer index; sq.lock held. */
 static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 {
@@ -650,7 +684,9 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 	memset(wqe, 0, sizeof(*wqe));
 	wqe->wr_id = wr->wr_id;
 	wqe->opcode = opcode;
-	wqe->flags = shca_send_flags(wr->send_flags);
+	ret = shca_wqe_set_flags(qp, wr->send_flags, wqe);
+	if (ret)
+		return ret;
 	wqe->xrc_remote_srqn = srqn;
 	/* ex only carries something for these; never stale user bytes */
 	if (opcode == SHCA_OP_SEND_WITH_INV || opcode == SHCA_OP_LOCAL_INV)

@@ -146,6 +146,16 @@ static int shca_query_device_ex(struct ibv_context *ctx,
 				       &resp_size);
 	if (ret)
 		return ret;
+	/*
+	 * ib_core carries no RSS hash function or fields: where the kernel
+	 * offers RSS QPs, they are what it implements (shca-abi.h).
+	 */
+	if (attr_size >= offsetof(struct ibv_device_attr_ex, rss_caps) +
+			 sizeof(attr->rss_caps) &&
+	    attr->rss_caps.supported_qpts) {
+		attr->rss_caps.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
+		attr->rss_caps.rx_hash_fields_mask = SHCA_RX_HASH_FIELDS;
+	}
 	/* The kernel reports a raw number; see SHCA_FW_VER_ENCODE. */
 	raw = resp.base.fw_ver;
 	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
@@ -379,23 +389,30 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_cq_ex = shca_create_cq_ex,
+	.create_flow = shca_create_flow,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
+	.create_rwq_ind_table = shca_create_rwq_ind_table,
 	.create_srq = shca_create_srq,
 	.create_srq_ex = shca_create_srq_ex,
+	.create_wq = shca_create_wq,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
+	.destroy_flow = shca_destroy_flow,
 	.destroy_qp = shca_destroy_qp,
+	.destroy_rwq_ind_table = shca_destroy_rwq_ind_table,
 	.destroy_srq = shca_destroy_srq,
+	.destroy_wq = shca_destroy_wq,
 	.detach_mcast = shca_detach_mcast,
 	.free_context = shca_free_context,
 	.get_srq_num = shca_get_srq_num,
 	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
+	.modify_wq = shca_modify_wq,
 	.open_qp = shca_open_qp,
 	.open_xrcd = shca_open_xrcd,
 	.poll_cq = shca_poll_cq,

@@ -132,6 +132,8 @@ struct shca_qp {
 	struct shca_wq sq;
 	struct shca_wq rq;
 	uint32_t max_inline_data;
+	/* RAW_PACKET: the IBV_SEND_* flags its sends take (flow.c) */
+	unsigned int raw_send_flags;
 	/*
 	 * ibv_qp_ex batch, between wr_start and wr_complete/wr_abort (which
 	 * hold sq.lock for the whole batch): WQEs are written from
@@ -207,6 +209,16 @@ struct shca_ah {
 	uint32_t ah_handle;
 };
 
+/*
+ * A receive work queue (wq.c): wq is its ring; doorbell asks the kernel
+ * to flush receives posted in the error state (replaced by unit tests).
+ */
+struct shca_rwq {
+	struct ibv_wq ibv_wq;
+	struct shca_wq wq;
+	int (*doorbell)(struct shca_rwq *rwq);
+};
+
 static inline struct shca_context *to_shca_ctx(struct ibv_context *ctx)
 {
 	return container_of(ctx, struct shca_context, ibv_ctx.context);
@@ -235,6 +247,11 @@ static inline struct shca_srq *to_shca_srq(struct ibv_srq *srq)
 static inline struct shca_ah *to_shca_ah(struct ibv_ah *ah)
 {
 	return container_of(ah, struct shca_ah, ibv_ah);
+}
+
+static inline struct shca_rwq *to_shca_rwq(struct ibv_wq *wq)
+{
+	return container_of(wq, struct shca_rwq, ibv_wq);
 }
 
 /* shca.c */
@@ -343,6 +360,31 @@ int shca_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *wr,
 void shca_cq_add_tm_srq(struct shca_cq *cq, struct shca_srq *srq);
 void shca_cq_del_tm_srq(struct shca_cq *cq, struct shca_srq *srq);
 void shca_cq_tm_release(struct shca_cq *cq, const struct shca_cqe *cqe);
+
+/* flow.c */
+int shca_flow_check_attr(const struct ibv_flow_attr *attr);
+struct ibv_flow *shca_create_flow(struct ibv_qp *qp,
+				  struct ibv_flow_attr *attr);
+int shca_destroy_flow(struct ibv_flow *flow);
+unsigned int shca_raw_send_flags(struct ibv_context *ctx);
+
+/* wq.c */
+int shca_wq_check_attr(const struct ibv_wq_init_attr *attr);
+struct ibv_wq *shca_create_wq(struct ibv_context *ctx,
+			      struct ibv_wq_init_attr *attr);
+int shca_modify_wq(struct ibv_wq *ibwq, struct ibv_wq_attr *attr);
+int shca_destroy_wq(struct ibv_wq *ibwq);
+int shca_post_wq_recv(struct ibv_wq *ibwq, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
+struct ibv_rwq_ind_table *
+shca_create_rwq_ind_table(struct ibv_context *ctx,
+			  struct ibv_rwq_ind_table_init_attr *attr);
+int shca_destroy_rwq_ind_table(struct ibv_rwq_ind_table *tbl);
+int shca_rss_check_attr(const struct ibv_qp_init_attr_ex *attr);
+void shca_rss_fill_req(struct shca_create_qp_req *req,
+		       const struct ibv_rx_hash_conf *h);
+struct ibv_qp *shca_rss_create_qp(struct ibv_context *ctx,
+				  struct ibv_qp_init_attr_ex *attr);
 
 /* qp_ex.c */
 int shca_qp_ex_check(enum ibv_qp_type type, uint64_t send_ops);

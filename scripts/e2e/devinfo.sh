@@ -34,6 +34,17 @@ tm_caps=$(grep -A5 '^[[:space:]]*max_rndv_hdr_size:' "$out" | tr -s '[:space:]' 
 expect_eq "tag matching advertised (tm_caps)" "$tm_caps" \
 	" max_rndv_hdr_size: 64 max_num_tags: 1024 max_ops: 1024 max_sge: 4 flags: IBV_TM_CAP_RC "
 check "HCA-wide atomics advertised" grep -q "atomic_cap:.*ATOMIC_HCA" "$out"
+# RAW_PACKET QPs and flow steering (ibv_create_flow(3): devices with
+# MANAGED_FLOW_STEERING), IP checksums done by the device (in software)
+check "flow steering advertised" grep -Eq '^[[:space:]]*MANAGED_FLOW_STEERING$' "$out"
+check "raw IP checksums advertised" sh -c "grep -Eq '^[[:space:]]*RAW_IP_CSUM$' $out &&
+	grep -Eq '^[[:space:]]*IP csum offload$' $out"
+# RSS: Toeplitz over IPv4/IPv6 addresses and TCP/UDP ports, on RAW_PACKET
+# QPs; tables of up to 256 entries; WQs
+rss_caps=$(grep -A6 '^[[:space:]]*rss_caps:' "$out" | tr -s '[:space:]' ' ')
+expect_eq "RSS advertised (rss_caps)" "$rss_caps" \
+	" rss_caps: max_rwq_indirection_tables: 4096 max_rwq_indirection_table_size: 256 rx_hash_function: 0x1 rx_hash_fields_mask: 0xFF supported_qp: SUPPORT_RAW_PACKET "
+check "WQs advertised (max_wq_type_rq 4096)" grep -Eq 'max_wq_type_rq:[[:space:]]*4096$' "$out"
 node_guid=$(awk '/node_guid/ {print $2}' "$out")
 check "node_guid non-zero" test -n "$node_guid" -a "$node_guid" != "0000:0000:0000:0000"
 rdma link delete shca0

@@ -231,6 +231,21 @@ solo_setup() {
 	wait_for 90 rdma_gid "$1" "$4"
 }
 
+# server_reap PID: wait up to 120 s for the background server PID (a
+# child of this shell) to exit; SERVER_RC is its exit status, or "hung"
+# if it had to be killed.
+server_reap() {
+	wait_for 120 _gone "$1"
+	if kill -0 "$1" 2>/dev/null; then
+		kill "$1" 2>/dev/null
+		wait "$1" 2>/dev/null
+		SERVER_RC=hung
+	else
+		wait "$1"
+		SERVER_RC=$?
+	fi
+}
+
 # tap_relay FILE: turn a test program's "ok - X" / "not ok - X" lines in
 # FILE into this suite's TAP lines; anything else becomes a comment.
 tap_relay() {
@@ -297,15 +312,8 @@ pair_case() {
 	# shellcheck disable=SC2086
 	$cns timeout "$E2E_T" $ccmd >"$clog" 2>&1
 	crc=$?
-	wait_for 120 _gone "$srv"
-	if kill -0 "$srv" 2>/dev/null; then
-		kill "$srv" 2>/dev/null
-		wait "$srv" 2>/dev/null
-		src=hung
-	else
-		wait "$srv"
-		src=$?
-	fi
+	server_reap "$srv"
+	src=$SERVER_RC
 	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
 	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
 		not_ok "$name" "client rc=$crc: $(gist "$clog" 6) | server rc=$src: $(gist "$slog" 6)"

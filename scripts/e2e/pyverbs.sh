@@ -86,7 +86,18 @@ tm=(test_tag_matching:tests.test_tag_matching.TMTest.test_tm_traffic
 	test_tag_matching:tests.test_tag_matching.TMTest.test_tm_unexpected_tag
 	test_tag_matching:tests.test_tag_matching.TMTest.test_tm_no_tag
 	test_tag_matching:tests.test_tag_matching.TMTest.test_tm_rndv)
-for x in "${xrc[@]}" "${tm[@]}"; do
+# RAW_PACKET QPs, flow steering and RSS: rxe has none of them (the tests
+# skip there); shca has all, so every one must run: test_flow's five spec
+# tests, test_rss_traffic, and test_qp's raw QP creation (legacy and
+# extended, with and without attributes) and query.
+raw=(test_flow:tests.test_flow.FlowTest
+	test_rss_traffic:tests.test_rss_traffic.RSSTrafficTest
+	test_qp:tests.test_qp.QPTest.test_create_raw_qp_no_attr
+	test_qp:tests.test_qp.QPTest.test_create_raw_qp_with_attr
+	test_qp:tests.test_qp.QPTest.test_create_raw_qp_ex_no_attr
+	test_qp:tests.test_qp.QPTest.test_create_raw_qp_ex_with_attr
+	test_qp:tests.test_qp.QPTest.test_query_raw_qp)
+for x in "${xrc[@]}" "${tm[@]}" "${raw[@]}"; do
 	case " $* " in "  " | *" ${x%%:*} "*) must+=(--must-run "${x#*:}") ;; esac
 done
 rc=0

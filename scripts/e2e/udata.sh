@@ -41,7 +41,7 @@ for msg in 'ucontext: unknown comp_mask bits' 'create_cq: unknown comp_mask bits
 	'create_cq: reserved field not zero' 'resize_cq: reserved field not zero' \
 	'create_qp: unknown comp_mask bits' 'udata: inlen 0 < required 4' \
 	'udata: unknown non-zero bytes past' 'udata: unexpected request data' \
-	'cq: cqe 0 out of range' 'qp: caps wr' 'qp: type 8 not supported' \
+	'cq: cqe 0 out of range' 'qp: caps wr' 'qp: type 255 not supported' \
 	'mr: unsupported access flags' 'mr: bad range' \
 	'mmap: executable mapping refused' 'mmap: no entry at pgoff' \
 	'bad transition' 'qp: path mtu' 'qp: bad access flags' \

@@ -134,7 +134,6 @@ enum shca_wqe_opcode {
 	SHCA_OP_TM_ADD = 0x30,		/* tag matching list operations */
 	SHCA_OP_TM_DEL = 0x31,
 	SHCA_OP_TM_SYNC = 0x32,
-	SHCA_OP_RAW_ETH = 0x40,		/* RAW_PACKET send */
 	SHCA_OP_MAX = 0x80,
 };
 
@@ -150,8 +149,20 @@ enum shca_wqe_flags {
 	SHCA_WQE_F_SOLICITED = 1 << 1,
 	SHCA_WQE_F_FENCE = 1 << 2,
 	SHCA_WQE_F_INLINE = 1 << 3,
+	/*
+	 * RAW_PACKET QPs (IBV_SEND_IP_CSUM): fill in the IPv4 header
+	 * checksum and the TCP/UDP checksum of the frame before it leaves.
+	 */
 	SHCA_WQE_F_IP_CSUM = 1 << 4,
 };
+
+/*
+ * RAW_PACKET QPs send with SHCA_OP_SEND only: the SGEs or inline bytes
+ * hold one whole Ethernet frame (Ethernet header first, at most the
+ * netdev's MTU plus the Ethernet header, plus 4 bytes if it is tagged);
+ * flags SIGNALED, INLINE and IP_CSUM.  Other opcodes complete with
+ * IBV_WC_LOC_QP_OP_ERR, bad lengths with IBV_WC_LOC_LEN_ERR.
+ */
 
 struct shca_wqe_rdma {
 	__aligned_u64 remote_addr;
@@ -252,6 +263,21 @@ enum shca_cqe_flags {
 	SHCA_CQE_F_INV = 1 << 1,	/* invalidated rkey in imm_data */
 	SHCA_CQE_F_GRH = 1 << 2,	/* UD: a GRH was present */
 	SHCA_CQE_F_TM = 1 << 3,		/* tag matching fields valid */
+	/*
+	 * RAW_PACKET receive (IBV_WC_IP_CSUM_OK): an IPv4 frame whose
+	 * header checksum and TCP/UDP checksum are right.  A raw receive
+	 * completion is IB_WC_RECV with byte_len the frame length and qp_num
+	 * the QP's (an RSS QP's: the WQ's number); it carries no GRH.
+	 */
+	SHCA_CQE_F_IP_CSUM_OK = 1 << 4,
+	/*
+	 * Receive on a WQ with IB_WQ_FLAGS_CVLAN_STRIPPING: the frame's
+	 * 802.1Q tag (right after the MACs) was removed from the bytes
+	 * written (byte_len is the stripped length) and vlan_id holds its
+	 * TCI in host order (ibv_wc_read_cvlan()).  Such a completion has
+	 * no smac.
+	 */
+	SHCA_CQE_F_CVLAN = 1 << 5,
 };
 
 /*
@@ -309,7 +335,7 @@ struct shca_cqe {
 	__u16 tm_handle;	/* SHCA_CQE_TM_F_RELEASE: the tag entry */
 	__u32 tm_app_ctx;	/* SHCA_CQE_F_TM: the TMH app_ctx */
 	union {
-		struct {		/* UD */
+		struct {		/* UD; vlan_id also SHCA_CQE_F_CVLAN */
 			__u8 smac[6];
 			__u16 vlan_id;
 		};
@@ -396,9 +422,48 @@ struct shca_resize_cq_resp {
 	struct shca_ring_info ring;
 };
 
+enum shca_create_qp_req_cmask {
+	SHCA_CREATE_QP_REQ_CMASK_RX_HASH = 1 << 0,	/* rx_hash_* valid */
+};
+
+/*
+ * RSS hash fields (rx_hash_fields_mask): the values of IBV_RX_HASH_*.
+ * SHCA_RX_HASH_FIELDS is the set the kernel implements; IPSEC_SPI and
+ * INNER are refused with EOPNOTSUPP.
+ */
+enum shca_rx_hash_fields {
+	SHCA_RX_HASH_SRC_IPV4 = 1 << 0,
+	SHCA_RX_HASH_DST_IPV4 = 1 << 1,
+	SHCA_RX_HASH_SRC_IPV6 = 1 << 2,
+	SHCA_RX_HASH_DST_IPV6 = 1 << 3,
+	SHCA_RX_HASH_SRC_PORT_TCP = 1 << 4,
+	SHCA_RX_HASH_DST_PORT_TCP = 1 << 5,
+	SHCA_RX_HASH_SRC_PORT_UDP = 1 << 6,
+	SHCA_RX_HASH_DST_PORT_UDP = 1 << 7,
+	SHCA_RX_HASH_IPSEC_SPI = 1 << 8,
+	SHCA_RX_HASH_INNER = 1U << 31,
+};
+
+#define SHCA_RX_HASH_FIELDS	0xffULL
+
+/* rx_hash_function: the value of IBV_RX_HASH_FUNC_TOEPLITZ. */
+#define SHCA_RX_HASH_FUNC_TOEPLITZ	1
+#define SHCA_RX_HASH_KEY_LEN		40
+
+/*
+ * An older provider sends only the first 8 bytes.  The RX hash part is
+ * required (and only allowed) for an RSS QP (a RAW_PACKET QP created with
+ * an indirection table): Toeplitz, a 40-byte key, fields within
+ * SHCA_RX_HASH_FIELDS, at most one of IPv4/IPv6 and one of TCP/UDP.
+ */
 struct shca_create_qp_req {
-	__u32 comp_mask;
+	__u32 comp_mask;	/* enum shca_create_qp_req_cmask */
 	__u32 reserved_32;
+	__aligned_u64 rx_hash_fields_mask;	/* enum shca_rx_hash_fields */
+	__u8 rx_hash_function;	/* SHCA_RX_HASH_FUNC_TOEPLITZ */
+	__u8 rx_hash_key_len;	/* SHCA_RX_HASH_KEY_LEN */
+	__u8 reserved_144[6];
+	__u8 rx_hash_key[SHCA_RX_HASH_KEY_LEN];
 };
 
 enum shca_create_qp_resp_cmask {
@@ -512,6 +577,30 @@ struct shca_modify_srq_req {
 	__u32 comp_mask;	/* enum shca_modify_srq_req_cmask */
 	__u32 ring_info_len;
 	__aligned_u64 ring_info_va;
+};
+
+/*
+ * Work queue (ibv_create_wq, IBV_WQT_RQ).  Its ring holds struct
+ * shca_recv_wqe entries with the RQ stride (rq_entry_shift); receives need
+ * no doorbell while the WQ is ready.  WQEs posted while the WQ is in the
+ * error state are flushed when the kernel next looks at the WQ: a frame
+ * steered to it, or any ibv_modify_wq() call (the provider issues an
+ * ERR -> ERR modify after such a post).  wqn is the number completions
+ * carry in qp_num.
+ */
+struct shca_create_wq_req {
+	__u32 comp_mask;
+	__u32 reserved_32;
+};
+
+enum shca_create_wq_resp_cmask {
+	SHCA_CREATE_WQ_RESP_CMASK_RING = 1 << 0,	/* ring valid */
+};
+
+struct shca_create_wq_resp {
+	__u32 comp_mask;	/* enum shca_create_wq_resp_cmask */
+	__u32 wqn;
+	struct shca_ring_info ring;
 };
 
 struct shca_create_ah_resp {

@@ -709,7 +709,8 @@ static void test_tm_cqe_ex(void)
 	struct shca_cqe e;
 	uint32_t v;
 
-	ca.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO;
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_TM_INFO |
+		      IBV_WC_EX_WITH_CVLAN;
 	CHECK(shca_cq_check_attr(&ca) == 0);
 	ca.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
 	CHECK(shca_cq_check_attr(&ca) == EOPNOTSUPP);

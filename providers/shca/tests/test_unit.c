@@ -304,6 +304,19 @@ static void test_poll_cq_ex(void)
 	CHECK(ibv_start_poll(cq, &attr) == 0 && cq->wr_id == 13);
 	ibv_end_poll(cq);
 	CHECK(f.ctl.cons == 4);
+
+	/* a stripped C-VLAN reads back its TCI; without the flag, 0 */
+	fake_cq_push(&f, 14, IBV_WC_SUCCESS, IBV_WC_RECV, SHCA_CQE_F_CVLAN);
+	f.cqe[(f.ctl.prod - 1) & 3].vlan_id = 0xa07b;
+	fake_cq_push(&f, 15, IBV_WC_SUCCESS, IBV_WC_RECV, 0);
+	f.cqe[(f.ctl.prod - 1) & 3].vlan_id = 0xa07b;
+	CHECK(ibv_start_poll(cq, &attr) == 0 && cq->wr_id == 14);
+	CHECK(ibv_wc_read_cvlan(cq) == 0xa07b);
+	CHECK(ibv_wc_read_wc_flags(cq) == 0);
+	CHECK(ibv_next_poll(cq) == 0 && cq->wr_id == 15);
+	CHECK(ibv_wc_read_cvlan(cq) == 0);
+	ibv_end_poll(cq);
+	CHECK(f.ctl.cons == 6);
 	attr.comp_mask = 1;
 	CHECK(ibv_start_poll(cq, &attr) == EINVAL);
 	pthread_spin_destroy(&f.cq.lock);
@@ -1016,11 +1029,11 @@ static void test_qp_check_attr(void)
 	CHECK(shca_qp_check_attr(&a) == EOPNOTSUPP);
 
 	memset(&a, 0, sizeof(a));
-	a.qp_type = IBV_QPT_RAW_PACKET;
+	a.qp_type = IBV_QPT_RAW_PACKET;		/* needs both CQs, as RC */
 	a.comp_mask = IBV_QP_INIT_ATTR_PD;
 	a.pd = &pd.ibv_pd;
 	a.send_cq = &cq.vcq.cq;
-	CHECK(shca_qp_check_attr(&a) == EOPNOTSUPP);
+	CHECK(shca_qp_check_attr(&a) == EINVAL);
 	a.qp_type = IBV_QPT_RC;
 	CHECK(shca_qp_check_attr(&a) == EINVAL);	/* no recv CQ */
 	a.recv_cq = &cq.vcq.cq;
@@ -1031,6 +1044,53 @@ static void test_qp_check_attr(void)
 }
 
 /* Which rings a create response may and must carry, by QP type. */
+/*
+ * libibverbs walks the specs of a rule by their hdr.size and copies a
+ * fixed number of bytes for most types: a size that is not the type's
+ * must stop the rule before it does.
+ */
+static void test_flow_check_attr(void)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+		struct ibv_flow_spec_ipv4_ext ip;
+		struct ibv_flow_spec_tcp_udp udp;
+	} r;	/* no padding: every part is 4-byte aligned */
+
+	memset(&r, 0, sizeof(r));
+	r.attr.num_of_specs = 3;
+	r.attr.port = 1;
+	r.eth.type = IBV_FLOW_SPEC_ETH;
+	r.eth.size = sizeof(r.eth);
+	r.ip.type = IBV_FLOW_SPEC_IPV4_EXT;
+	r.ip.size = sizeof(r.ip);
+	r.udp.type = IBV_FLOW_SPEC_UDP;
+	r.udp.size = sizeof(r.udp);
+	CHECK(shca_flow_check_attr(&r.attr) == 0);
+	r.attr.num_of_specs = 0;			/* no spec at all */
+	CHECK(shca_flow_check_attr(&r.attr) == 0);
+	r.attr.num_of_specs = 3;
+	r.attr.comp_mask = 1;
+	CHECK(shca_flow_check_attr(&r.attr) == EINVAL);
+	r.attr.comp_mask = 0;
+	r.eth.size = 0;					/* would loop */
+	CHECK(shca_flow_check_attr(&r.attr) == EINVAL);
+	r.eth.size = sizeof(r.eth) - 8;			/* read past it */
+	CHECK(shca_flow_check_attr(&r.attr) == EINVAL);
+	r.eth.size = sizeof(r.eth);
+	r.udp.size = sizeof(r.udp) + 8;
+	CHECK(shca_flow_check_attr(&r.attr) == EINVAL);
+	r.udp.size = sizeof(r.udp);
+	r.udp.type = IBV_FLOW_SPEC_TCP | IBV_FLOW_SPEC_INNER;	/* kernel's */
+	CHECK(shca_flow_check_attr(&r.attr) == 0);
+	r.udp.type = 0x77;				/* no such type */
+	CHECK(shca_flow_check_attr(&r.attr) == EINVAL);
+	r.udp.type = IBV_FLOW_SPEC_UDP;
+	r.ip.size = 2;					/* shorter than a header */
+	CHECK(shca_flow_check_attr(&r.attr) == EINVAL);
+}
+
 static void test_qp_check_rings(void)
 {
 	static struct shca_srq srq;
@@ -1299,12 +1359,14 @@ int main(void)
 	test_xrc_srqn();
 	test_xrc_post();
 	test_qp_check_attr();
+	test_flow_check_attr();
 	test_qp_check_rings();
 	test_srq_check_attr();
 	test_get_srq_num();
 	test_modify_srq_layout();
 	test_srq_resize();
 	test_tm();
+	test_wq();
 	if (failures) {
 		fprintf(stderr, "test_unit: %d failure(s)\n", failures);
 		return 1;

@@ -24,4 +24,7 @@ extern int failures;
 /* test_tm.c: tag-matching SRQs */
 void test_tm(void);
 
+/* test_wq.c: work queues and RSS QPs */
+void test_wq(void);
+
 #endif /* SHCA_TEST_UNIT_H */

@@ -854,9 +854,19 @@ static void test_create_qp(void)
 	expect_errno("create_qp: max_qp_wr and max_sge accepted",
 		     try_qp_attr(&a, &req, sizeof(req)), 0);
 
+	/* the RX hash part belongs to RSS QPs only */
+	req.comp_mask = SHCA_CREATE_QP_REQ_CMASK_RX_HASH;
+	expect_errno("create_qp: RX_HASH bit on an RC QP rejected",
+		     try_qp(IBV_QPT_RC, &req, sizeof(req)), EOPNOTSUPP);
+	req.comp_mask = 0;
+	req.rx_hash_key_len = SHCA_RX_HASH_KEY_LEN;
+	expect_errno("create_qp: RX hash fields without the bit rejected",
+		     try_qp(IBV_QPT_RC, &req, sizeof(req)), EINVAL);
+	req.rx_hash_key_len = 0;
+	expect_errno("create_qp: RAW_PACKET accepted (root)",
+		     try_qp(IBV_QPT_RAW_PACKET, &req, sizeof(req)), 0);
+
 	/* unsupported types */
-	expect_errno("create_qp: RAW_PACKET unsupported",
-		     try_qp(IBV_QPT_RAW_PACKET, &req, sizeof(req)), EOPNOTSUPP);
 	expect_errno("create_qp: DRIVER type unsupported",
 		     try_qp(IBV_QPT_DRIVER, &req, sizeof(req)), EOPNOTSUPP);
 }

@@ -14,6 +14,8 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "rss_logic.h"
+#include "rwq.h"
 #include "roce.h"
 #include "tm.h"
 
@@ -48,7 +50,11 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
-				 SHCA_DEVICE_ATOMIC_WRITE;
+				 SHCA_DEVICE_ATOMIC_WRITE |
+				 IB_DEVICE_RAW_IP_CSUM |	/* raw.c, in software */
+				 IB_DEVICE_MANAGED_FLOW_STEERING;	/* flow.c */
+	attr->raw_packet_caps = IB_RAW_PACKET_CAP_IP_CSUM |
+				IB_RAW_PACKET_CAP_CVLAN_STRIPPING;	/* rwq.c */
 	/* `rdma link delete` is allowed for link-created devices */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SHCA_MAX_SGE;
@@ -77,6 +83,12 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->tm_caps.max_ops = SHCA_TM_MAX_OPS;
 	attr->tm_caps.max_sge = SHCA_TM_MAX_SGE;
 	attr->tm_caps.flags = IB_TM_CAP_RNDV_RC;
+	/* user WQs, indirection tables and Toeplitz RSS QPs (rwq.c) */
+	attr->max_wq_type_rq = SHCA_MAX_RWQ;
+	attr->rss_caps.supported_qpts = BIT(IB_QPT_RAW_PACKET);
+	attr->rss_caps.max_rwq_indirection_tables = SHCA_MAX_RWQ_IND_TBL;
+	attr->rss_caps.max_rwq_indirection_table_size =
+		1U << SHCA_RSS_MAX_LOG_TBL;
 	return 0;
 }
 

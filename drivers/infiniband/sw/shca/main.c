@@ -19,6 +19,8 @@
 #include <rdma/rdma_netlink.h>
 
 #include "shca.h"
+#include "flow.h"
+#include "rwq.h"
 #include "roce.h"
 
 MODULE_AUTHOR("shca authors");
@@ -131,16 +133,20 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	WARN_ON(!xa_empty(&sdev->mws));
 	WARN_ON(!xa_empty(&sdev->ahs));
 	WARN_ON(!xa_empty(&sdev->srqs));
+	WARN_ON(!xa_empty(&sdev->rwqs));
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->mrs);
 	xa_destroy(&sdev->mws);
 	xa_destroy(&sdev->ahs);
 	xa_destroy(&sdev->srqs);
+	xa_destroy(&sdev->rwqs);
+	ida_destroy(&sdev->ind_tbl_ida);
 	ida_destroy(&sdev->pd_ida);
 	ida_destroy(&sdev->xrcd_ida);
 	if (sdev->dma_dev)
 		shca_dma_dev_del(sdev);
+	shca_flow_dev_fini(sdev);
 	shca_net_put(sdev);
 	dev_put(sdev->ndev);
 }
@@ -166,7 +172,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
  * RX softirq) with the process-only ones.
  */
 static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
-	shca_mws_key, shca_ahs_key, shca_srqs_key;
+	shca_mws_key, shca_ahs_key, shca_srqs_key, shca_rwqs_key;
 
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
@@ -180,12 +186,15 @@ static void shca_dev_init_ids(struct shca_dev *sdev)
 	xa_init_flags(&sdev->mws, XA_FLAGS_ALLOC);
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->rwqs, XA_FLAGS_ALLOC1);
+	ida_init(&sdev->ind_tbl_ida);
 	lockdep_set_class(&sdev->qps.xa_lock, &shca_qps_key);
 	lockdep_set_class(&sdev->cqs.xa_lock, &shca_cqs_key);
 	lockdep_set_class(&sdev->mrs.xa_lock, &shca_mrs_key);
 	lockdep_set_class(&sdev->mws.xa_lock, &shca_mws_key);
 	lockdep_set_class(&sdev->ahs.xa_lock, &shca_ahs_key);
 	lockdep_set_class(&sdev->srqs.xa_lock, &shca_srqs_key);
+	lockdep_set_class(&sdev->rwqs.xa_lock, &shca_rwqs_key);
 	sdev->next_qpn = SHCA_GSI_QPN + 1;
 }
 
@@ -206,6 +215,8 @@ static int shca_dev_init(struct shca_dev *sdev, struct net_device *ndev)
 	ib_set_device_ops(ibdev, &shca_dev_ops);
 
 	err = shca_net_get(sdev);
+	if (!err)
+		err = shca_flow_dev_init(sdev);
 	if (!err)
 		err = shca_dma_dev_add(sdev);
 	if (!err)
@@ -390,6 +401,7 @@ static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 		shca_port_event(sdev);
 		break;
 	case NETDEV_UNREGISTER:
+		shca_flow_netdev_gone(sdev);	/* its hooks go now */
 		shca_unregister_queued(sdev);
 		break;
 	default:
@@ -419,9 +431,12 @@ static const struct ib_device_ops shca_dev_ops = {
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
+	.create_flow = shca_create_flow,
 	.create_qp = shca_create_qp,
+	.create_rwq_ind_table = shca_create_rwq_ind_table,
 	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
+	.create_wq = shca_create_wq,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
@@ -430,8 +445,11 @@ static const struct ib_device_ops shca_dev_ops = {
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
+	.destroy_flow = shca_destroy_flow,
 	.destroy_qp = shca_destroy_qp,
+	.destroy_rwq_ind_table = shca_destroy_rwq_ind_table,
 	.destroy_srq = shca_destroy_srq,
+	.destroy_wq = shca_destroy_wq,
 	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
@@ -445,6 +463,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.modify_cq = shca_modify_cq,
 	.modify_qp = shca_modify_qp,
 	.modify_srq = shca_modify_srq,
+	.modify_wq = shca_modify_wq,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
@@ -465,6 +484,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_rwq_ind_table, shca_ind_tbl, ibtbl),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuctx),
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, shca_xrcd, ibxrcd),

@@ -12,7 +12,9 @@
 
 #include "shca.h"
 #include "roce.h"
+#include "raw.h"
 #include "rq.h"
+#include "rwq.h"
 
 /*
  * The access a QP may grant.  A FLUSH permission is accepted and has no
@@ -189,6 +191,11 @@ static int shca_qp_check_type(struct ib_device *ibdev,
 		if (err)
 			return err;
 		break;
+	case IB_QPT_RAW_PACKET:
+		err = shca_raw_check_create(ibdev, init, udata);
+		if (err)
+			return err;
+		break;
 	case IB_QPT_GSI:
 		if (!udata)
 			break;
@@ -262,7 +269,11 @@ static int shca_qp_check(struct ib_device *ibdev,
 				 udata ? offsetofend(typeof(req), comp_mask) : 0);
 	if (!err)
 		err = shca_udata_check_cmd(ibdev, "create_qp", req.comp_mask, 0,
-					   req.reserved_32);
+					   req.reserved_32 ||
+					   memchr_inv(&req.rx_hash_fields_mask, 0,
+						      sizeof(req) -
+						      offsetof(typeof(req),
+							       rx_hash_fields_mask)));
 	if (!err)
 		err = shca_qp_check_type(ibdev, init, udata);
 	if (!err)
@@ -271,7 +282,7 @@ static int shca_qp_check(struct ib_device *ibdev,
 }
 
 /* Reserve the QPN (NULL entry); published by shca_qp_publish(). */
-static int shca_qp_alloc_qpn(struct shca_dev *sdev, struct shca_qp *qp)
+int shca_qp_alloc_qpn(struct shca_dev *sdev, struct shca_qp *qp)
 {
 	u32 qpn = SHCA_GSI_QPN;
 	int err;
@@ -298,7 +309,7 @@ err_count:
 	return err;
 }
 
-static void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp)
+void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp)
 {
 	xa_erase_irq(&sdev->qps, qp->ibqp.qp_num);
 	atomic_dec(&sdev->num_qp);
@@ -369,8 +380,8 @@ static int shca_qp_reply(struct shca_dev *sdev, struct shca_qp *qp,
 	return shca_udata_put_resp(&sdev->ibdev, udata, &resp, sizeof(resp));
 }
 
-static void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
-			 struct ib_qp_init_attr *init, struct ib_udata *udata)
+void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
+		  struct ib_qp_init_attr *init, struct ib_udata *udata)
 {
 	kref_init(&qp->ref);
 	init_completion(&qp->freed);
@@ -423,6 +434,8 @@ int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct shca_qp *qp = to_sqp(ibqp);
 	int err;
 
+	if (init->rwq_ind_tbl)		/* RSS QP: rwq.c */
+		return shca_rss_create_qp(qp, init, udata);
 	err = shca_qp_check(&sdev->ibdev, init, udata);
 	if (err)
 		goto err_out;
@@ -480,6 +493,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	skb_queue_purge(&qp->comp_queue);
 	shca_qp_fini_rc(qp);
 	shca_qp_free_rings(qp);
+	shca_rss_destroy_qp(qp);
 	atomic_dec(&sdev->num_qp);
 	mutex_destroy(&qp->sq_engine);
 	mutex_destroy(&qp->state_lock);
@@ -635,6 +649,13 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = shca_udata_no_req(&sdev->ibdev, udata);
 	if (err)
 		goto err_out;
+	/* an RSS QP has no state of its own to move (mlx5: ENOSYS) */
+	if (shca_qp_is_rss(qp)) {
+		ibdev_dbg(ibqp->device, "qp %u: RSS QPs are not modified\n",
+			  ibqp->qp_num);
+		err = -EOPNOTSUPP;
+		goto err_out;
+	}
 	mutex_lock(&qp->state_lock);
 	err = shca_qp_transition(sdev, qp, attr, mask);
 	if (!err) {

@@ -8,6 +8,8 @@
  * packet with a receive WQE, writes the GRH and the payload and produces
  * the completion.  rq_work is the only consumer of the RQ and owns
  * ring.kcons; it also flushes the RQ of a QP in the error state.
+ * RAW_PACKET QPs get their frames from flow steering (flow.c) on the same
+ * rx_queue; rq_work hands them to raw.c.
  */
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
@@ -20,6 +22,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "raw.h"
 #include "rq.h"
 #include "wire.h"
 
@@ -566,6 +569,8 @@ void shca_rq_work(struct work_struct *work)
 		if (rc) {
 			shca_sq_catch_up(qp);
 			shca_resp_rx(qp, skb);
+		} else if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET) {
+			shca_raw_rx_one(qp, skb);
 		} else {
 			shca_rx_one(qp, skb);
 		}

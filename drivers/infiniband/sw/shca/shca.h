@@ -6,7 +6,12 @@
  *  - RTNL (netdev notifier) -> shca_dev_mutex (device list).  The list
  *    mutex is never held across ib_register_device/ib_unregister_device,
  *    which take RTNL themselves.
+ *  - RTNL -> fd->lock (mutex, flow.c): the flow table's writers; the
+ *    netdev hooks need RTNL.  Readers walk the rules under RCU.
  *  - qp->state_lock (mutex): modify_qp/query_qp, serialises QP attributes.
+ *  - qp->sq_engine (mutex): one SQ engine run at a time (sq_work, a
+ *    doorbell, or rq_work catching up on responses: shca_sq_catch_up()
+ *    takes it from rq_work with nothing else held).
  *  - qp->rq_lock / qp->sq_lock (spinlock, irqsave): kernel producers of a
  *    work queue.  Never taken together with another QP's locks.
  *  - qp->req.iop_lock (spinlock, irqsave): the queue of the RC
@@ -18,6 +23,8 @@
  *    TM SRQ's tag list; srq->prod_lock the kernel SRQ producers.  Only a
  *    resize takes both.  tm->ops_lock (mutex, a TM SRQ's doorbell) ->
  *    srq->lock.
+ *  - rwq->modify_lock (mutex) -> rwq->lock (spinlock, irqsave): a WQ's
+ *    state and its consumers (the RSS QPs whose tables name it), rwq.c.
  *  - cq->lock (spinlock, irqsave): CQ ring consumer side, notify state,
  *    ring swap on resize.
  *  - mw->lock (spinlock) -> mr->lock (spinlock): MR translation fields
@@ -122,6 +129,8 @@ enum shca_stat {
 	SHCA_NUM_STATS
 };
 
+struct shca_flow_dev;
+
 struct shca_dev {
 	struct ib_device ibdev;		/* must be first (ib_alloc_device) */
 	struct device *dma_dev;		/* driver-owned, coherent memory */
@@ -147,6 +156,8 @@ struct shca_dev {
 	struct xarray ahs;		/* ah_handle -> shca_ah */
 	struct xarray srqs;		/* srqn -> shca_srq */
 	atomic_t num_srq;
+	struct xarray rwqs;		/* wq_num -> shca_rwq (rwq.c) */
+	struct ida ind_tbl_ida;		/* RSS indirection table numbers */
 	u32 next_qpn;
 	u32 next_cqn;
 	atomic_t mr_key_gen;
@@ -155,6 +166,7 @@ struct shca_dev {
 	struct list_head mcgs;		/* RCU list of struct shca_mcg */
 	u32 num_mcg;			/* mcg_mutex */
 	u32 num_mca;			/* attachments, mcg_mutex */
+	struct shca_flow_dev *flow;	/* flow steering (flow.c) */
 };
 
 struct shca_ucontext {
@@ -261,6 +273,7 @@ struct shca_cq {
 };
 
 struct shca_tm;
+struct shca_rss;
 
 struct shca_wq {
 	struct shca_ring ring;
@@ -316,6 +329,7 @@ struct shca_qp {
 	/* RC/UC requester: SQ engine only, but its req.iop_lock queue */
 	struct shca_req req;
 	struct shca_resp resp;		/* RC/UC responder, rq_work only */
+	struct shca_rss *rss;		/* RSS QPs only (rwq.c) */
 };
 
 /* Copy a work request's scatter list into a WQE's SGE array. */
@@ -570,6 +584,10 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
+void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
+		  struct ib_qp_init_attr *init, struct ib_udata *udata);
+int shca_qp_alloc_qpn(struct shca_dev *sdev, struct shca_qp *qp);
+void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp);
 void shca_qp_put(struct shca_qp *qp);
 void shca_qp_queue(struct shca_qp *qp, struct work_struct *work);
 void shca_qp_set_error(struct shca_qp *qp);

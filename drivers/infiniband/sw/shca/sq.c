@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: the send queue engine (UD and GSI).
+ * shca: the send queue engine (UD and GSI; RAW_PACKET WQEs go to raw.c).
  *
  * Each QP's SQ is drained by engine runs (shca_sq_run()) under
  * qp->sq_engine: in qp->sq_work on shca_wq, in a user QP's doorbell (the
@@ -24,6 +24,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "raw.h"
 #include "roce.h"
 #include "wire.h"
 
@@ -258,6 +259,8 @@ static enum ib_wc_status shca_sq_exec(struct shca_qp *qp, const void *slot,
 	if (!(w->hdr.flags & SHCA_WQE_F_INLINE))
 		memcpy(w->sge, slot + sizeof(w->hdr),
 		       min_t(u32, w->hdr.num_sge, SHCA_MAX_SGE) * sizeof(w->sge[0]));
+	if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+		return shca_raw_send(qp, &w->hdr, w->sge, slot, len);
 	status = shca_sq_check(qp, w, len);
 	if (status == IB_WC_SUCCESS)
 		status = shca_ud_send(qp, w, slot, *len);
@@ -460,6 +463,9 @@ static int shca_wr_opcode(const struct shca_qp *qp, enum ib_wr_opcode opcode)
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 
+	/* a RAW_PACKET QP sends whole frames, nothing else */
+	if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+		return opcode == IB_WR_SEND ? SHCA_OP_SEND : -EINVAL;
 	switch (opcode) {
 	case IB_WR_SEND:
 		return SHCA_OP_SEND;
@@ -511,7 +517,8 @@ static u8 shca_wr_flags(int send_flags)
 {
 	return (send_flags & IB_SEND_SIGNALED ? SHCA_WQE_F_SIGNALED : 0) |
 	       (send_flags & IB_SEND_SOLICITED ? SHCA_WQE_F_SOLICITED : 0) |
-	       (send_flags & IB_SEND_FENCE ? SHCA_WQE_F_FENCE : 0);
+	       (send_flags & IB_SEND_FENCE ? SHCA_WQE_F_FENCE : 0) |
+	       (send_flags & IB_SEND_IP_CSUM ? SHCA_WQE_F_IP_CSUM : 0);
 }
 
 /* IB_WR_REG_MR: what the MR looks like after ib_map_mr_sg(). */
@@ -554,8 +561,9 @@ static void shca_wr_remote(struct shca_qp *qp, const struct ib_send_wr *wr,
 	default:
 		break;
 	}
-	if (shca_qp_is_conn(qp->ibqp.qp_type))
-		return;
+	if (shca_qp_is_conn(qp->ibqp.qp_type) ||
+	    qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+		return;		/* no address handle */
 	wqe->ud.ah_handle = to_sah(ud_wr(wr)->ah)->handle;
 	wqe->ud.remote_qpn = ud_wr(wr)->remote_qpn;
 	wqe->ud.remote_qkey = ud_wr(wr)->remote_qkey;
