@@ -30,8 +30,12 @@ DECLARE_DRV_CMD(ushca_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
 #define SHCA_WQ_FLAGS_KNOWN                                                    \
 	(IBV_WQ_FLAGS_CVLAN_STRIPPING | IBV_WQ_FLAGS_SCATTER_FCS |             \
 	 IBV_WQ_FLAGS_DELAY_DROP | IBV_WQ_FLAGS_PCI_WRITE_END_PADDING)
-/* Stripped frames complete with ibv_wc_read_cvlan() set (cq.c). */
-#define SHCA_WQ_FLAGS_SUPPORTED IBV_WQ_FLAGS_CVLAN_STRIPPING
+/*
+ * Stripped frames complete with ibv_wc_read_cvlan() set (cq.c); with
+ * DELAY_DROP the kernel holds a frame that finds no WQE for a while.
+ */
+#define SHCA_WQ_FLAGS_SUPPORTED                                                \
+	(IBV_WQ_FLAGS_CVLAN_STRIPPING | IBV_WQ_FLAGS_DELAY_DROP)
 
 /**
  * shca_wq_check_attr - validate the attributes of ibv_create_wq()
@@ -39,7 +43,8 @@ DECLARE_DRV_CMD(ushca_create_qp_ex, IB_USER_VERBS_EX_CMD_CREATE_QP,
  *
  * Return: 0; EINVAL for an unknown comp_mask or flag bit, a missing PD or
  * CQ, or no work request; EOPNOTSUPP for a type other than IBV_WQT_RQ or
- * a creation flag other than IBV_WQ_FLAGS_CVLAN_STRIPPING.
+ * a creation flag other than IBV_WQ_FLAGS_CVLAN_STRIPPING and
+ * IBV_WQ_FLAGS_DELAY_DROP.
  */
 int shca_wq_check_attr(const struct ibv_wq_init_attr *attr)
 {

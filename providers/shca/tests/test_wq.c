@@ -36,6 +36,8 @@ static void test_wq_check_attr(void)
 	a.create_flags = IBV_WQ_FLAGS_SCATTER_FCS;
 	CHECK(shca_wq_check_attr(&a) == EOPNOTSUPP);
 	a.create_flags = IBV_WQ_FLAGS_DELAY_DROP;
+	CHECK(shca_wq_check_attr(&a) == 0);
+	a.create_flags = IBV_WQ_FLAGS_DELAY_DROP | IBV_WQ_FLAGS_SCATTER_FCS;
 	CHECK(shca_wq_check_attr(&a) == EOPNOTSUPP);
 	a.create_flags = IBV_WQ_FLAGS_PCI_WRITE_END_PADDING;
 	CHECK(shca_wq_check_attr(&a) == EOPNOTSUPP);

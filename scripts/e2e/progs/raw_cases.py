@@ -7,8 +7,8 @@ it injects frames and captures what the device sends.
 Checks the statements of ibv_create_qp(3) and ibv_create_flow(3) for raw
 QPs and rules, with rdma-core's test scaffolding staged by
 pyverbs-run.py, and prints TAP-like lines:
-  - caps: IBV_DEVICE_MANAGED_FLOW_STEERING, IBV_RAW_PACKET_CAP_IP_CSUM and
-    IBV_DEVICE_RAW_IP_CSUM,
+  - caps: IBV_DEVICE_MANAGED_FLOW_STEERING, IBV_RAW_PACKET_CAP_IP_CSUM,
+    IBV_RAW_PACKET_CAP_DELAY_DROP and IBV_DEVICE_RAW_IP_CSUM,
     RSS on RAW_PACKET QPs with Toeplitz over the IPv4/IPv6/TCP/UDP fields;
   - a raw QP: caps written back at least as asked, RESET after creation,
     INIT with the port alone, then RTR and RTS; without CAP_NET_RAW
@@ -572,6 +572,9 @@ def define_tests():
                 'RAW_IP_CSUM': bool(flags & e.IBV_DEVICE_RAW_IP_CSUM),
                 'IBV_RAW_PACKET_CAP_IP_CSUM':
                     bool(a.raw_packet_caps & e.IBV_RAW_PACKET_CAP_IP_CSUM),
+                'IBV_RAW_PACKET_CAP_DELAY_DROP':
+                    bool(a.raw_packet_caps &
+                         e.IBV_RAW_PACKET_CAP_DELAY_DROP),
                 'RSS on RAW_PACKET':
                     bool(r.supported_qpts & (1 << e.IBV_QPT_RAW_PACKET)),
                 'indirection tables': r.max_rwq_indirection_tables > 0 and
@@ -1159,13 +1162,15 @@ def define_tests():
                     self.assertGreaterEqual(attr.max_sge, sge)
                     self.assertLessEqual(attr.max_wr, mwr)
                     self.assertLessEqual(attr.max_sge, a.orig_attr.max_sge)
-                # CVLAN_STRIPPING is implemented (wq_busy.c checks it)
-                attr = WqInit(None, e.IBV_WQT_RQ, 4, 1, pd, cq,
-                              e.IBV_WQ_INIT_ATTR_FLAGS,
-                              e.IBV_WQ_FLAGS_CVLAN_STRIPPING)
-                wq, err = v.create_wq(attr)
-                self.assertTrue(wq, f'CVLAN_STRIPPING: errno {err}')
-                made.append(wq)
+                # CVLAN_STRIPPING and DELAY_DROP are implemented
+                # (wq_busy.c checks them)
+                for flag in (e.IBV_WQ_FLAGS_CVLAN_STRIPPING,
+                             e.IBV_WQ_FLAGS_DELAY_DROP):
+                    attr = WqInit(None, e.IBV_WQT_RQ, 4, 1, pd, cq,
+                                  e.IBV_WQ_INIT_ATTR_FLAGS, flag)
+                    wq, err = v.create_wq(attr)
+                    self.assertTrue(wq, f'flag {flag:#x}: errno {err}')
+                    made.append(wq)
                 # refused: too big, no such type, every other creation
                 # flag, unknown bits
                 bad = [('max_wr', dict(max_wr=mwr + 1)),
@@ -1173,7 +1178,6 @@ def define_tests():
                        ('max_sge', dict(max_sge=a.orig_attr.max_sge + 1)),
                        ('wq_type 1', dict(wq_type=1))]
                 for flag in (e.IBV_WQ_FLAGS_SCATTER_FCS,
-                             e.IBV_WQ_FLAGS_DELAY_DROP,
                              e.IBV_WQ_FLAGS_PCI_WRITE_END_PADDING,
                              1 << 4, 1 << 31):
                     bad.append((f'flag {flag:#x}',

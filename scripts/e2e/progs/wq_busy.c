@@ -5,7 +5,12 @@
  * post made in ERR with wr_ids, and IBV_WQ_FLAGS_CVLAN_STRIPPING: frames
  * a raw QP sends on the port, steered through a one-entry RSS table to
  * the WQ, arrive without their 802.1Q tag, whose TCI ibv_wc_read_cvlan()
- * gives (untagged frames and WQs without the flag: the frame whole, 0).
+ * gives (untagged frames and WQs without the flag: the frame whole, 0);
+ * and IBV_WQ_FLAGS_DELAY_DROP through the same path: a frame that finds
+ * no WQE waits (rwq_delayed) and lands whole once one is posted, several
+ * in order; one never given a WQE expires (rwq_delay_dropped), as do
+ * those waiting at a move to RESET or at destroy; a WQ without the flag
+ * drops at once (rwq_no_wqe).
  * Prints "ok - X" / "not ok - X".
  *   wq_busy DEV
  */
@@ -14,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 static int fails;
@@ -308,6 +314,264 @@ static void cvlan_cases(struct ibv_context *ctx, struct ibv_pd *pd)
 	ibv_destroy_cq(ibv_cq_ex_to_cq(c.cqx));
 }
 
+/* ---- DELAY_DROP ------------------------------------------------------ */
+
+static const char *dl_dev;
+
+/* A port counter of dl_dev (sysfs; init's /sys if this one lacks it). */
+static long long dl_counter(const char *name)
+{
+	static const char *const fmt[] = {
+		"/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		"/proc/1/root/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+	};
+	long long v = -1;
+	char path[256];
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < 2 && v < 0; i++) {
+		snprintf(path, sizeof(path), fmt[i], dl_dev, name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Wait (30 s at most) for counter @name to reach @want. */
+static int dl_wait(const char *name, long long want)
+{
+	time_t end = time(NULL) + 30;
+	long long v;
+
+	do {
+		v = dl_counter(name);
+		if (v >= want)
+			return v == want ? 0 : -1;
+		usleep(1000);
+	} while (time(NULL) < end);
+	printf("# %s: %lld, waited for %lld\n", name, v, want);
+	return -1;
+}
+
+/* Send @frame from the raw QP and reap its send completion. */
+static int dl_send(struct cv *c, const uint8_t *frame, size_t len)
+{
+	struct ibv_sge ssge = { (uintptr_t)c->sbuf, (uint32_t)len,
+				c->smr->lkey };
+	struct ibv_send_wr swr = { .wr_id = 1, .sg_list = &ssge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND,
+				   .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	time_t end = time(NULL) + 60;
+	struct ibv_wc swc;
+	int r;
+
+	memcpy(c->sbuf, frame, len);
+	if (ibv_post_send(c->sqp, &swr, &sbad))
+		return -1;
+	do
+		r = ibv_poll_cq(c->scq, 1, &swc);
+	while (r == 0 && time(NULL) < end);
+	return r == 1 && swc.status == IBV_WC_SUCCESS ? 0 : -1;
+}
+
+/* Post @n receives into slots 0.. of rbuf (cleared), wr_id 0xd0 + slot. */
+static int dl_post(struct cv *c, struct ibv_wq *wq, int n)
+{
+	struct ibv_sge rsge[4];
+	struct ibv_recv_wr rwr[4], *rbad;
+	int i;
+
+	memset(c->rbuf, 0, sizeof(c->rbuf));
+	for (i = 0; i < n; i++) {
+		rsge[i].addr = (uintptr_t)(c->rbuf + i * CV_SLOT);
+		rsge[i].length = CV_SLOT;
+		rsge[i].lkey = c->rmr->lkey;
+		rwr[i].wr_id = 0xd0 + i;
+		rwr[i].sg_list = &rsge[i];
+		rwr[i].num_sge = 1;
+		rwr[i].next = i + 1 < n ? &rwr[i + 1] : NULL;
+	}
+	return ibv_post_wq_recv(wq, rwr, &rbad) ? -1 : 0;
+}
+
+/* Reap @n completions: slot i holds the frame of seed @seed + i, whole. */
+static int dl_reap(struct cv *c, struct ibv_wq *wq, int n, uint8_t seed)
+{
+	struct ibv_poll_cq_attr pa = {};
+	time_t end = time(NULL) + 60;
+	uint8_t want[128];
+	size_t len;
+	int i, r;
+
+	for (i = 0; i < n; i++) {
+		do
+			r = ibv_start_poll(c->cqx, &pa);
+		while (r == ENOENT && time(NULL) < end);
+		if (r)
+			return -1;
+		len = cv_frame(want, 0, (uint8_t)(seed + i));
+		r = c->cqx->wr_id == 0xd0u + i &&
+		    c->cqx->status == IBV_WC_SUCCESS &&
+		    ibv_wc_read_qp_num(c->cqx) == wq->wq_num &&
+		    ibv_wc_read_byte_len(c->cqx) == len &&
+		    !memcmp(c->rbuf + i * CV_SLOT, want, len) &&
+		    c->rbuf[i * CV_SLOT + len] == 0;
+		if (!r)
+			printf("# completion %d: wr_id %#llx status %d len %u\n",
+			       i, (unsigned long long)c->cqx->wr_id,
+			       c->cqx->status, ibv_wc_read_byte_len(c->cqx));
+		ibv_end_poll(c->cqx);
+		if (!r)
+			return -1;
+	}
+	return 0;
+}
+
+/* Send @n frames (seeds @seed..) to a WQ with no WQE; they must wait. */
+static int dl_park(struct cv *c, int n, uint8_t seed)
+{
+	long long held = dl_counter("rwq_delayed");
+	uint8_t f[128];
+	size_t len;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		len = cv_frame(f, 0, (uint8_t)(seed + i));
+		if (dl_send(c, f, len))
+			return -1;
+	}
+	return held < 0 ? -1 : dl_wait("rwq_delayed", held + n);
+}
+
+/* Nothing more completes on the WQs' CQ (within 100 ms). */
+static int dl_quiet(struct cv *c)
+{
+	struct ibv_poll_cq_attr pa = {};
+	int r;
+
+	usleep(100000);
+	r = ibv_start_poll(c->cqx, &pa);
+	if (!r)
+		ibv_end_poll(c->cqx);
+	return r == ENOENT ? 0 : -1;
+}
+
+static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
+			const char *dev)
+{
+	static struct cv c;
+	struct ibv_wq_init_attr wa = {
+		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1,
+		.comp_mask = IBV_WQ_INIT_ATTR_FLAGS,
+		.create_flags = IBV_WQ_FLAGS_DELAY_DROP,
+	};
+	struct ibv_wq_attr mod = { .attr_mask = IBV_WQ_ATTR_STATE,
+				   .wq_state = IBV_WQS_RDY };
+	struct ibv_wq_attr fl = { .attr_mask = IBV_WQ_ATTR_FLAGS,
+				  .flags_mask = IBV_WQ_FLAGS_DELAY_DROP };
+	long long dd, nw, held;
+	uint8_t f[128];
+	struct ibv_wq *wq, *wq2;
+	size_t len;
+
+	dl_dev = dev;
+	c.ctx = ctx;
+	c.pd = pd;
+	T(!cv_setup(&c), "delay: raw sender in RTS");
+	if (!c.sqp || !c.cqx || !c.rmr)
+		return;
+	T(dl_counter("rwq_delayed") >= 0 &&
+	  dl_counter("rwq_delay_dropped") >= 0,
+	  "delay: counters rwq_delayed and rwq_delay_dropped exist");
+	wa.pd = pd;
+	wa.cq = ibv_cq_ex_to_cq(c.cqx);
+	wq = ibv_create_wq(ctx, &wa);
+	T(wq != NULL, "create_wq with DELAY_DROP");
+	if (!wq)
+		return;
+	T(!ibv_modify_wq(wq, &mod) && !cv_target(&c, wq),
+	  "delay WQ: RDY behind its RSS QP");
+	dd = dl_counter("rwq_delay_dropped");
+
+	/* a frame with no WQE waits; the receive posted soon after gets it */
+	T(!dl_park(&c, 1, 0x41), "no WQE: the frame waits (rwq_delayed + 1)");
+	T(!dl_post(&c, wq, 1) && !dl_reap(&c, wq, 1, 0x41) && !dl_quiet(&c),
+	  "a receive posted soon after: the frame lands whole");
+
+	/* several wait in order */
+	T(!dl_park(&c, 3, 0x51), "three frames wait");
+	T(!dl_post(&c, wq, 3) && !dl_reap(&c, wq, 3, 0x51) && !dl_quiet(&c),
+	  "three receives: the three frames land whole, in order");
+	T(dl_counter("rwq_delay_dropped") == dd, "none expired so far");
+
+	/* one never given a WQE expires and is counted */
+	T(!dl_park(&c, 1, 0x61), "a frame waits again");
+	T(!dl_wait("rwq_delay_dropped", dd + 1),
+	  "no WQE before the deadline: dropped, rwq_delay_dropped + 1");
+	T(!dl_post(&c, wq, 1) && !dl_quiet(&c),
+	  "the expired frame is gone: a new receive stays posted");
+	len = cv_frame(f, 0, 0x71);
+	T(!dl_send(&c, f, len) && !dl_reap(&c, wq, 1, 0x71),
+	  "the next frame takes that receive");
+
+	/* a move to RESET drops what waits */
+	T(!dl_park(&c, 2, 0x81), "two frames wait");
+	mod.wq_state = IBV_WQS_RESET;
+	T(!ibv_modify_wq(wq, &mod) && !dl_wait("rwq_delay_dropped", dd + 3),
+	  "RDY -> RESET drops them (rwq_delay_dropped + 2)");
+	mod.wq_state = IBV_WQS_RDY;
+	T(!ibv_modify_wq(wq, &mod) && !dl_post(&c, wq, 1) && !dl_quiet(&c),
+	  "RESET -> RDY: nothing left to deliver");
+	len = cv_frame(f, 0, 0x91);
+	T(!dl_send(&c, f, len) && !dl_reap(&c, wq, 1, 0x91),
+	  "then a frame lands as usual");
+
+	/* destroy with a frame waiting */
+	T(!dl_park(&c, 1, 0xa1), "a frame waits at destroy");
+	T(!cv_untarget(&c) && !ibv_destroy_wq(wq) &&
+	  !dl_wait("rwq_delay_dropped", dd + 4),
+	  "destroy_wq drops it (rwq_delay_dropped + 1)");
+
+	/* without the flag: dropped at once; the flag set by modify_wq */
+	wa.comp_mask = 0;
+	wa.create_flags = 0;
+	wq2 = ibv_create_wq(ctx, &wa);
+	T(wq2 && !ibv_modify_wq(wq2, &mod) && !cv_target(&c, wq2),
+	  "plain WQ behind its own RSS QP");
+	if (!wq2)
+		goto out;
+	nw = dl_counter("rwq_no_wqe");
+	held = dl_counter("rwq_delayed");
+	len = cv_frame(f, 0, 0xb1);
+	T(!dl_send(&c, f, len) && !dl_wait("rwq_no_wqe", nw + 1) &&
+	  dl_counter("rwq_delayed") == held,
+	  "WQ without DELAY_DROP: dropped at once (rwq_no_wqe + 1)");
+	T(!dl_post(&c, wq2, 1) && !dl_quiet(&c),
+	  "the dropped frame is not delivered later");
+	len = cv_frame(f, 0, 0xc1);
+	T(!dl_send(&c, f, len) && !dl_reap(&c, wq2, 1, 0xc1),
+	  "the next frame takes the receive");
+	fl.flags = IBV_WQ_FLAGS_DELAY_DROP;
+	T(!ibv_modify_wq(wq2, &fl), "modify_wq: DELAY_DROP on");
+	T(!dl_park(&c, 1, 0xd1) && !dl_post(&c, wq2, 1) &&
+	  !dl_reap(&c, wq2, 1, 0xd1),
+	  "DELAY_DROP set by modify_wq: the frame waits and lands");
+	fl.flags = 0;
+	T(!ibv_modify_wq(wq2, &fl), "modify_wq: DELAY_DROP off");
+	T(!cv_untarget(&c) && !ibv_destroy_wq(wq2), "plain WQ destroyed");
+out:
+	ibv_destroy_qp(c.sqp);
+	ibv_dereg_mr(c.smr);
+	ibv_dereg_mr(c.rmr);
+	ibv_destroy_cq(c.scq);
+	ibv_destroy_cq(ibv_cq_ex_to_cq(c.cqx));
+}
+
 static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 {
 	time_t end = time(NULL) + 60;
@@ -365,8 +629,8 @@ int main(int argc, char **argv)
 	  dx.max_wq_type_rq == 4096 &&
 	  (dx.raw_packet_caps & IBV_RAW_PACKET_CAP_CVLAN_STRIPPING) &&
 	  !(dx.raw_packet_caps & IBV_RAW_PACKET_CAP_SCATTER_FCS) &&
-	  !(dx.raw_packet_caps & IBV_RAW_PACKET_CAP_DELAY_DROP),
-	  "rss caps advertised exactly, CVLAN_STRIPPING the only WQ flag cap");
+	  (dx.raw_packet_caps & IBV_RAW_PACKET_CAP_DELAY_DROP),
+	  "rss caps advertised exactly, CVLAN_STRIPPING and DELAY_DROP the WQ flag caps");
 
 	wa.wq_type = IBV_WQT_RQ;
 	wa.pd = pd;
@@ -389,8 +653,11 @@ int main(int argc, char **argv)
 	T(!ibv_create_wq(ctx, &wa) && errno == EINVAL, "max_sge over the limit: EINVAL");
 	wa.max_sge = 1;
 	wa.comp_mask = IBV_WQ_INIT_ATTR_FLAGS;
-	/* 1 << 0 is CVLAN_STRIPPING (cvlan_cases()); the others are refused */
-	for (i = 1; i < 4; i++) {
+	/*
+	 * 1 << 0 is CVLAN_STRIPPING (cvlan_cases()), 1 << 2 DELAY_DROP
+	 * (delay_cases()); the others are refused
+	 */
+	for (i = 1; i < 4; i += 2) {
 		char name[64];
 
 		wa.create_flags = 1u << i;
@@ -453,7 +720,12 @@ int main(int argc, char **argv)
 	T(!ibv_modify_wq(wq, &mod), "modify flags: CVLAN_STRIPPING on");
 	mod.flags = 0;
 	T(!ibv_modify_wq(wq, &mod), "modify flags: CVLAN_STRIPPING off");
-	for (i = 1; i < 4; i++) {
+	mod.flags_mask = IBV_WQ_FLAGS_DELAY_DROP;
+	mod.flags = IBV_WQ_FLAGS_DELAY_DROP;
+	T(!ibv_modify_wq(wq, &mod), "modify flags: DELAY_DROP on");
+	mod.flags = 0;
+	T(!ibv_modify_wq(wq, &mod), "modify flags: DELAY_DROP off");
+	for (i = 1; i < 4; i += 2) {
 		char name[64];
 
 		mod.flags_mask = 1u << i;
@@ -520,6 +792,7 @@ int main(int argc, char **argv)
 	T(!ibv_destroy_rwq_ind_table(tbl), "destroy table once the QP is gone");
 	T(!ibv_destroy_wq(wq), "destroy WQ once the table is gone");
 	cvlan_cases(ctx, pd);
+	delay_cases(ctx, pd, argv[1]);
 	ibv_dereg_mr(mr);
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);

@@ -193,6 +193,10 @@ def define_tests():
             self.assertEqual(a.max_wq_type_rq, 4096)
             self.assertTrue(a.raw_packet_caps &
                             e.IBV_RAW_PACKET_CAP_CVLAN_STRIPPING)
+            self.assertTrue(a.raw_packet_caps &
+                            e.IBV_RAW_PACKET_CAP_DELAY_DROP)
+            self.assertFalse(a.raw_packet_caps &
+                             e.IBV_RAW_PACKET_CAP_SCATTER_FCS)
 
         def test_states_and_flags(self):
             wq = self.wq()
@@ -208,12 +212,14 @@ def define_tests():
             self.modify(wq, e.IBV_WQS_RDY)
             self.wq(comp_mask=e.IBV_WQ_INIT_ATTR_FLAGS,
                     create_flags=e.IBV_WQ_FLAGS_CVLAN_STRIPPING)
-            cv = e.IBV_WQ_FLAGS_CVLAN_STRIPPING
-            for flags in (0, cv):
-                wq.modify(WQAttr(attr_mask=e.IBV_WQ_ATTR_FLAGS,
-                                 flags=flags, flags_mask=cv))
+            self.wq(comp_mask=e.IBV_WQ_INIT_ATTR_FLAGS,
+                    create_flags=e.IBV_WQ_FLAGS_DELAY_DROP)
+            for fl in (e.IBV_WQ_FLAGS_CVLAN_STRIPPING,
+                       e.IBV_WQ_FLAGS_DELAY_DROP):
+                for flags in (0, fl):
+                    wq.modify(WQAttr(attr_mask=e.IBV_WQ_ATTR_FLAGS,
+                                     flags=flags, flags_mask=fl))
             for flag in (e.IBV_WQ_FLAGS_SCATTER_FCS,
-                         e.IBV_WQ_FLAGS_DELAY_DROP,
                          e.IBV_WQ_FLAGS_PCI_WRITE_END_PADDING):
                 self.assert_errno(errno.EOPNOTSUPP, self.wq,
                                   comp_mask=e.IBV_WQ_INIT_ATTR_FLAGS,

@@ -54,7 +54,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_RAW_IP_CSUM |	/* raw.c, in software */
 				 IB_DEVICE_MANAGED_FLOW_STEERING;	/* flow.c */
 	attr->raw_packet_caps = IB_RAW_PACKET_CAP_IP_CSUM |
-				IB_RAW_PACKET_CAP_CVLAN_STRIPPING;	/* rwq.c */
+				IB_RAW_PACKET_CAP_CVLAN_STRIPPING |	/* rwq.c */
+				IB_RAW_PACKET_CAP_DELAY_DROP;		/* rwq.c */
 	/* `rdma link delete` is allowed for link-created devices */
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SHCA_MAX_SGE;

@@ -24,14 +24,31 @@
  * back into the copy) is written without those 4 bytes, and its CQE
  * carries SHCA_CQE_F_CVLAN with the TCI in vlan_id; other frames are
  * written whole.  The RSS hash is taken on the frame as received.
- * SCATTER_FCS, DELAY_DROP and PCI_WRITE_END_PADDING are refused with
- * -EOPNOTSUPP and not advertised: a software device never sees the FCS,
- * a frame with no WQE is dropped at once and counted (rwq_no_wqe), and
- * there is no PCI.
+ *
+ * DELAY_DROP (create_wq or modify_wq, like CVLAN_STRIPPING; advertised
+ * as IB_RAW_PACKET_CAP_DELAY_DROP): a frame that finds the RDY WQ's ring
+ * empty is not dropped at once but cloned onto the WQ's pending queue
+ * with a deadline SHCA_RWQ_DELAY_MS away (counted in rwq_delayed; at
+ * most SHCA_RWQ_DELAY_MAX frames wait; beyond, or without memory, the
+ * frame is dropped and counted in rwq_no_wqe).  While frames wait, later
+ * ones for the WQ queue behind them, so the order is kept.  Posting to a
+ * WQ rings no doorbell, so the WQ's delay_work (on shca_wq) looks at the
+ * ring every SHCA_RWQ_DELAY_POLL_MS while frames wait, delivers them as
+ * WQEs appear and drops those past their deadline (rwq_delay_dropped);
+ * the next frame steered to the WQ does the same first.  A modify to RESET or ERR, and
+ * destroy_wq, drop what waits (rwq_delay_dropped).  Clearing the flag
+ * leaves the frames already waiting to their fate.  Without the flag a
+ * frame with no WQE is dropped at once and counted (rwq_no_wqe).
+ * SCATTER_FCS and PCI_WRITE_END_PADDING are refused with -EOPNOTSUPP and
+ * not advertised: a software device never sees the FCS, and there is no
+ * PCI.
  *
  * Lifetimes: ib_core counts the tables using a WQ and the QPs using a
  * table (usecnt) and refuses to destroy either while it is in use, so an
  * RSS QP's receive work may use its table and WQs without references.
+ * A WQ's delay_work holds no reference either: destroy_wq, which only
+ * runs once no table names the WQ (so nothing can queue it again),
+ * cancels it with cancel_delayed_work_sync() before freeing the WQ.
  *
  * Locking: rwq->modify_lock (mutex) -> rwq->lock (spinlock, irqsave) ->
  * cq->lock (inside shca_cq_post()).
@@ -49,7 +66,21 @@
 				 IB_WQ_FLAGS_SCATTER_FCS | \
 				 IB_WQ_FLAGS_DELAY_DROP | \
 				 IB_WQ_FLAGS_PCI_WRITE_END_PADDING)
-#define SHCA_WQ_FLAGS_SUPPORTED	IB_WQ_FLAGS_CVLAN_STRIPPING
+#define SHCA_WQ_FLAGS_SUPPORTED	(IB_WQ_FLAGS_CVLAN_STRIPPING | \
+				 IB_WQ_FLAGS_DELAY_DROP)
+
+/* A frame waiting on a DELAY_DROP WQ: its deadline, in its clone's cb. */
+struct shca_rwq_cb {
+	unsigned long deadline;		/* jiffies */
+};
+
+static struct shca_rwq_cb *shca_rwq_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct shca_rwq_cb) > sizeof(skb->cb));
+	return (struct shca_rwq_cb *)skb->cb;
+}
+
+static void shca_rwq_delay_work(struct work_struct *work);
 
 /* ------------------------------------------------------------------ */
 /* Work queues                                                        */
@@ -96,6 +127,24 @@ static void shca_rwq_flush_locked(struct shca_rwq *rwq)
 			break;
 		cqe.wr_id = w.hdr.wr_id;
 		shca_rwq_complete(rwq, &cqe);
+	}
+}
+
+/*
+ * Drop every frame waiting on @rwq (DELAY_DROP), counted; they are moved
+ * to @done, which the caller frees once the lock is released.
+ * Context: rwq->lock held.
+ */
+static void shca_rwq_drop_pending_locked(struct shca_rwq *rwq,
+					 struct sk_buff_head *done)
+{
+	struct shca_dev *sdev = to_sdev(rwq->ibwq.device);
+	struct sk_buff *skb;
+
+	lockdep_assert_held(&rwq->lock);
+	while ((skb = __skb_dequeue(&rwq->pending))) {
+		shca_stat_inc(sdev, SHCA_STAT_RWQ_DELAY_DROPPED);
+		__skb_queue_tail(done, skb);
 	}
 }
 
@@ -227,6 +276,8 @@ struct ib_wq *shca_create_wq(struct ib_pd *pd, struct ib_wq_init_attr *init,
 	rwq->flags = init->create_flags;
 	rwq->ibwq.event_handler = init->event_handler;
 	rwq->ibwq.wq_context = init->wq_context;
+	__skb_queue_head_init(&rwq->pending);
+	INIT_DELAYED_WORK(&rwq->delay_work, shca_rwq_delay_work);
 	err = shca_rwq_init(sdev, rwq, init, udata);
 	if (err) {
 		mutex_destroy(&rwq->modify_lock);
@@ -243,13 +294,23 @@ err_out:
 
 /*
  * ib_core refuses this while an indirection table names the WQ, so no
- * RSS QP can be delivering to it.  Context: process, may sleep.
+ * RSS QP can be delivering to it, nor queue its delay_work again: the
+ * work is cancelled and what still waits dropped before the WQ is freed.
+ * Context: process, may sleep.
  */
 int shca_destroy_wq(struct ib_wq *ibwq, struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_sdev(ibwq->device);
 	struct shca_rwq *rwq = to_srwq(ibwq);
+	struct sk_buff_head done;
+	unsigned long flags;
 
+	cancel_delayed_work_sync(&rwq->delay_work);
+	__skb_queue_head_init(&done);
+	spin_lock_irqsave(&rwq->lock, flags);
+	shca_rwq_drop_pending_locked(rwq, &done);
+	spin_unlock_irqrestore(&rwq->lock, flags);
+	__skb_queue_purge(&done);
 	xa_erase(&sdev->rwqs, ibwq->wq_num);
 	shca_ring_free(&rwq->ring);
 	mutex_destroy(&rwq->modify_lock);
@@ -314,16 +375,19 @@ static int shca_rwq_modify_attrs(struct ib_device *ibdev,
  * @udata: no request expected
  *
  * Every call flushes the receives posted in ERR, whatever it changes.
+ * A move to RESET or ERR drops the frames waiting (DELAY_DROP).
  * Context: process, may sleep.
  */
 int shca_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
 		   struct ib_udata *udata)
 {
 	struct shca_rwq *rwq = to_srwq(ibwq);
+	struct sk_buff_head done;
 	enum ib_wq_state next;
 	unsigned long flags;
 	int err;
 
+	__skb_queue_head_init(&done);
 	err = shca_rwq_modify_attrs(ibwq->device, attr, mask, udata);
 	if (err)
 		return err;
@@ -334,6 +398,8 @@ int shca_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
 	spin_lock_irqsave(&rwq->lock, flags);
 	if (next == IB_WQS_RESET && rwq->state != IB_WQS_RESET)
 		shca_rwq_discard_locked(rwq);
+	if (next != IB_WQS_RDY)
+		shca_rwq_drop_pending_locked(rwq, &done);
 	rwq->state = next;
 	ibwq->state = next;
 	if (mask & IB_WQ_FLAGS)
@@ -344,6 +410,7 @@ int shca_modify_wq(struct ib_wq *ibwq, struct ib_wq_attr *attr, u32 mask,
 	spin_unlock_irqrestore(&rwq->lock, flags);
 out:
 	mutex_unlock(&rwq->modify_lock);
+	__skb_queue_purge(&done);
 	return err;
 }
 
@@ -671,32 +738,154 @@ static enum ib_wc_status shca_rwq_scatter(struct shca_dev *sdev,
 	return status;
 }
 
-/* Deliver one frame to one WQE of @rwq.  Context: process, any lock. */
-static void shca_rwq_deliver(struct shca_dev *sdev, struct shca_rwq *rwq,
-			     const struct sk_buff *skb)
+/* Write @skb into @w, taken by shca_rwq_take().  Context: rwq->lock held. */
+static void shca_rwq_fill_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
+				 const struct shca_rwqe *w,
+				 const struct sk_buff *skb)
 {
 	struct shca_cqe cqe = {};
-	unsigned long flags;
+
+	lockdep_assert_held(&rwq->lock);
+	cqe.wr_id = w->hdr.wr_id;
+	cqe.status = shca_rwq_scatter(sdev, rwq, w, skb, &cqe);
+	shca_rwq_complete(rwq, &cqe);
+	shca_rwq_after(rwq, cqe.status);
+	shca_stat_inc(sdev, SHCA_STAT_RSS_RX_FRAMES);
+}
+
+/*
+ * Deliver the frames waiting on @rwq, oldest first, while WQEs are
+ * posted, and drop those past their deadline; a WQ that is not RDY (or
+ * turns out broken) drops them all.  Handled frames go to @done, for the
+ * caller to free unlocked.  Return: true if frames still wait.
+ * Context: rwq->lock held.
+ */
+static bool shca_rwq_drain_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
+				  struct sk_buff_head *done, bool *fatal)
+{
 	struct shca_rwqe w;
+	struct sk_buff *skb;
+	int drop;
+
+	lockdep_assert_held(&rwq->lock);
+	while ((skb = skb_peek(&rwq->pending))) {
+		if (time_after_eq(jiffies, shca_rwq_cb(skb)->deadline)) {
+			__skb_unlink(skb, &rwq->pending);
+			__skb_queue_tail(done, skb);
+			shca_stat_inc(sdev, SHCA_STAT_RWQ_DELAY_DROPPED);
+			continue;
+		}
+		drop = shca_rwq_take(rwq, &w, fatal);
+		if (drop == SHCA_STAT_RWQ_NO_WQE)
+			return true;
+		if (drop) {
+			shca_rwq_drop_pending_locked(rwq, done);
+			return false;
+		}
+		__skb_unlink(skb, &rwq->pending);
+		__skb_queue_tail(done, skb);
+		shca_rwq_fill_locked(sdev, rwq, &w, skb);
+	}
+	return false;
+}
+
+/* (Re)arm @rwq's look at its ring.  Context: rwq->lock held. */
+static void shca_rwq_delay_arm(struct shca_rwq *rwq)
+{
+	lockdep_assert_held(&rwq->lock);
+	queue_delayed_work(shca_wq, &rwq->delay_work,
+			   msecs_to_jiffies(SHCA_RWQ_DELAY_POLL_MS));
+}
+
+/*
+ * Keep a copy of @skb, which found no WQE, on @rwq's pending queue.
+ * Return: 0, or the counter to bump (the frame is dropped).
+ * Context: rwq->lock held.
+ */
+static int shca_rwq_hold_locked(struct shca_rwq *rwq, struct sk_buff *skb)
+{
+	struct sk_buff *copy;
+
+	lockdep_assert_held(&rwq->lock);
+	if (skb_queue_len(&rwq->pending) >= SHCA_RWQ_DELAY_MAX)
+		return SHCA_STAT_RWQ_NO_WQE;
+	copy = skb_clone(skb, GFP_ATOMIC);
+	if (!copy)
+		return SHCA_STAT_RWQ_NO_WQE;
+	shca_rwq_cb(copy)->deadline = jiffies +
+				      msecs_to_jiffies(SHCA_RWQ_DELAY_MS);
+	__skb_queue_tail(&rwq->pending, copy);
+	shca_stat_inc(to_sdev(rwq->ibwq.device), SHCA_STAT_RWQ_DELAYED);
+	shca_rwq_delay_arm(rwq);
+	return 0;
+}
+
+/*
+ * @rwq's delay_work: deliver or expire the waiting frames, and look
+ * again soon while some still wait.  destroy_wq cancels it.
+ * Context: process (shca_wq); takes rwq->lock.
+ */
+static void shca_rwq_delay_work(struct work_struct *work)
+{
+	struct shca_rwq *rwq = container_of(to_delayed_work(work),
+					    struct shca_rwq, delay_work);
+	struct shca_dev *sdev = to_sdev(rwq->ibwq.device);
+	struct sk_buff_head done;
+	unsigned long flags;
+	bool fatal = false;
+
+	__skb_queue_head_init(&done);
+	spin_lock_irqsave(&rwq->lock, flags);
+	if (shca_rwq_drain_locked(sdev, rwq, &done, &fatal))
+		shca_rwq_delay_arm(rwq);
+	spin_unlock_irqrestore(&rwq->lock, flags);
+	__skb_queue_purge(&done);
+	if (fatal)
+		shca_rwq_event(rwq, IB_EVENT_WQ_FATAL);
+}
+
+/*
+ * Take a WQE for @skb, behind the frames already waiting; with
+ * DELAY_DROP, a frame that finds none waits.  Return: 0, or the counter
+ * to bump.  Context: rwq->lock held.
+ */
+static int shca_rwq_deliver_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
+				   struct sk_buff *skb,
+				   struct sk_buff_head *done, bool *fatal)
+{
+	struct shca_rwqe w;
+	int drop;
+
+	lockdep_assert_held(&rwq->lock);
+	if (shca_rwq_drain_locked(sdev, rwq, done, fatal))
+		return shca_rwq_hold_locked(rwq, skb);
+	drop = shca_rwq_take(rwq, &w, fatal);
+	if (drop == SHCA_STAT_RWQ_NO_WQE &&
+	    (rwq->flags & IB_WQ_FLAGS_DELAY_DROP))
+		return shca_rwq_hold_locked(rwq, skb);
+	if (!drop)
+		shca_rwq_fill_locked(sdev, rwq, &w, skb);
+	return drop;
+}
+
+/* Deliver one frame to @rwq.  Context: process, any lock. */
+static void shca_rwq_deliver(struct shca_dev *sdev, struct shca_rwq *rwq,
+			     struct sk_buff *skb)
+{
+	struct sk_buff_head done;
+	unsigned long flags;
 	bool fatal = false;
 	int drop;
 
+	__skb_queue_head_init(&done);
 	spin_lock_irqsave(&rwq->lock, flags);
-	drop = shca_rwq_take(rwq, &w, &fatal);
-	if (!drop) {
-		cqe.wr_id = w.hdr.wr_id;
-		cqe.status = shca_rwq_scatter(sdev, rwq, &w, skb, &cqe);
-		shca_rwq_complete(rwq, &cqe);
-		shca_rwq_after(rwq, cqe.status);
-	}
+	drop = shca_rwq_deliver_locked(sdev, rwq, skb, &done, &fatal);
 	spin_unlock_irqrestore(&rwq->lock, flags);
-	if (drop) {
+	__skb_queue_purge(&done);
+	if (drop)
 		shca_stat_inc(sdev, drop);
-		if (fatal)
-			shca_rwq_event(rwq, IB_EVENT_WQ_FATAL);
-		return;
-	}
-	shca_stat_inc(sdev, SHCA_STAT_RSS_RX_FRAMES);
+	if (fatal)
+		shca_rwq_event(rwq, IB_EVENT_WQ_FATAL);
 }
 
 /**

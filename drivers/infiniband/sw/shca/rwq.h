@@ -6,10 +6,24 @@
 #ifndef SHCA_RWQ_H
 #define SHCA_RWQ_H
 
+#include <linux/skbuff.h>
+#include <linux/workqueue.h>
+
 #include "shca.h"
 
 #define SHCA_MAX_RWQ		4096
 #define SHCA_MAX_RWQ_IND_TBL	4096
+
+/*
+ * IB_WQ_FLAGS_DELAY_DROP: a frame that finds no WQE waits at most
+ * SHCA_RWQ_DELAY_MS on its WQ's pending queue (at most SHCA_RWQ_DELAY_MAX
+ * frames) before it is dropped and counted (rwq_delay_dropped).  The
+ * ring is looked at again every SHCA_RWQ_DELAY_POLL_MS while frames wait:
+ * posting to a WQ rings no doorbell.
+ */
+#define SHCA_RWQ_DELAY_MS	1000
+#define SHCA_RWQ_DELAY_MAX	256
+#define SHCA_RWQ_DELAY_POLL_MS	1
 
 /*
  * A receive work queue (IB_WQT_RQ, user only).  ib_core does not allocate
@@ -17,6 +31,9 @@
  * by the RSS QPs whose tables name it, one frame at a time under @lock.
  * ib_core's usecnt keeps it alive while a table uses it, and a table
  * while an RSS QP uses it, so the RX path needs no reference of its own.
+ * @delay_work (DELAY_DROP) holds none either: destroy_wq cancels it
+ * (cancel_delayed_work_sync) before it frees the WQ, and nothing can
+ * queue it again by then (no table names the WQ any more).
  */
 struct shca_rwq {
 	struct ib_wq ibwq;
@@ -26,6 +43,8 @@ struct shca_rwq {
 	u32 max_sge;
 	enum ib_wq_state state;		/* @lock; changed under modify_lock */
 	u32 flags;			/* IB_WQ_FLAGS_*, as @state */
+	struct sk_buff_head pending;	/* DELAY_DROP frames, under @lock */
+	struct delayed_work delay_work;	/* delivers or expires @pending */
 };
 
 /* An indirection table of 1 << log_ind_tbl_size WQs (ib_core's array). */
