@@ -607,18 +607,24 @@ struct shca_srq *shca_xsrq_get(struct shca_dev *sdev, u32 srqn,
 void shca_srq_put(struct shca_srq *srq);
 
 /* sq.c */
+bool shca_sq_drain(struct shca_qp *qp, u32 *budget);
+bool shca_sq_pending(struct shca_qp *qp);
+int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr);
+
+/* engine.c */
 void shca_sq_work(struct work_struct *work);
 void shca_sq_doorbell(struct shca_qp *qp);
 void shca_sq_catch_up(struct shca_qp *qp);
 void shca_sq_sync(struct shca_qp *qp);
-int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
-			  const struct ib_send_wr **bad_wr);
 
-/* rq.c */
-void shca_rq_work(struct work_struct *work);
+/* recv.c */
 void shca_rcv(struct sk_buff *skb);
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb);
 int shca_qp_transport(enum ib_qp_type type);
+
+/* rq.c */
+void shca_rq_work(struct work_struct *work);
 struct ib_pd *shca_qp_rpd(struct shca_qp *qp);
 
 /* mcast.c */

@@ -1,19 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: the send queue engine (UD and GSI; RAW_PACKET WQEs go to raw.c).
+ * shca: the send queue of UD, GSI and RAW_PACKET QPs (the WQEs go to
+ * raw.c for the latter), and kernel posting for every QP type.
  *
- * Each QP's SQ is drained by engine runs (shca_sq_run()) under
- * qp->sq_engine: in qp->sq_work on shca_wq, in a user QP's doorbell (the
- * posting thread), or in qp->rq_work catching up on responses
- * (shca_sq_catch_up()).  The mutex makes the run the only consumer of
- * the SQ and the owner of ring.kcons.  Producers are the provider (user
- * QPs, through the mapped ring) and shca_post_send_kernel() (kernel QPs,
- * under qp->sq_lock).  The RC requester's internal operations (rc_req.c) are
- * not in the ring: shca_req_post_iop() queues sq_work for each.
- *
- * Doorbell suppression (shca-abi.h): the engine sets
- * SHCA_RING_F_ENGINE_ACTIVE while it works; before it goes idle it clears
- * the flag, issues a full barrier and looks at prod once more.
+ * shca_sq_drain() is one step of an engine run (engine.c) under
+ * qp->sq_engine, the only consumer of the SQ and the owner of ring.kcons.
+ * Producers are the provider (user QPs, through the mapped ring) and
+ * shca_post_send_kernel() (kernel QPs, under qp->sq_lock).
  *
  * WQEs are copied out of the ring before they are looked at: the ring
  * may be user memory that changes under us.
@@ -276,7 +269,7 @@ static bool shca_sq_can_send(struct shca_qp *qp)
  * Process WQEs until the ring is empty or the budget is used up.
  * Return: false if the budget ran out (more work may be pending).
  */
-static bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
+bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
 {
 	struct shca_ring *ring = &qp->sq.ring;
 	u32 prod;
@@ -320,7 +313,8 @@ static bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
 	return true;
 }
 
-static bool shca_sq_pending(struct shca_qp *qp)
+/* Is there a UD/GSI/RAW WQE the engine could execute now? */
+bool shca_sq_pending(struct shca_qp *qp)
 {
 	struct shca_ring *ring = &qp->sq.ring;
 	/* pairs with the producer's release of prod */
@@ -329,133 +323,6 @@ static bool shca_sq_pending(struct shca_qp *qp)
 	return prod != ring->kcons && !READ_ONCE(qp->dying) &&
 	       shca_ring_idx_valid(prod, ring->kcons, ring->entries) &&
 	       READ_ONCE(qp->state) >= IB_QPS_RTS;
-}
-
-/**
- * shca_engine_loop - run one queue engine with doorbell suppression
- * @qp: the QP; the caller holds a reference
- * @step: one pass of the engine; false when it must yield and come back
- * @pending: is there work the engine could do right now?
- * @budget: what @step may consume before the engine yields
- *
- * SHCA_RING_F_ENGINE_ACTIVE stays set while the engine works, so
- * producers skip the doorbell.  Before going idle the engine clears the
- * flag, issues a full barrier (pairing with the producer's barrier between
- * publishing prod and reading the flag) and asks @pending once more, so a
- * post racing with the engine going idle is never lost.  When @step
- * yields, the work item is requeued and the flag stays set.
- *
- * Context: process (SQ engine or a doorbell), may sleep; qp->sq_engine
- * held.
- */
-static void shca_engine_loop(struct shca_qp *qp,
-			     bool (*step)(struct shca_qp *qp, u32 *budget),
-			     bool (*pending)(struct shca_qp *qp), u32 budget)
-{
-	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
-
-	WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
-	smp_mb();	/* flag visible before we read prod */
-	for (;;) {
-		if (!step(qp, &budget)) {
-			/* stay "active": we come back, after others ran */
-			shca_qp_queue(qp, &qp->sq_work);
-			return;
-		}
-		WRITE_ONCE(ctl->flags, 0);
-		smp_mb();	/* pairs with the producer's barrier */
-		if (!pending(qp))
-			return;
-		WRITE_ONCE(ctl->flags, SHCA_RING_F_ENGINE_ACTIVE);
-		smp_mb();	/* flag visible before we read prod again */
-	}
-}
-
-/*
- * One run of the SQ engine: UD/GSI QPs drain their SQ, RC/UC/XRC
- * initiator QPs run the requester and completer (rc_req.c).
- * Context: process, may sleep; qp->sq_engine held.
- */
-static void shca_sq_run(struct shca_qp *qp)
-{
-	lockdep_assert_held(&qp->sq_engine);
-	if (!qp->sq.ring.ctl)
-		return;		/* an XRC target has no send queue */
-	if (shca_qp_is_conn(qp->ibqp.qp_type))
-		shca_engine_loop(qp, shca_req_pass, shca_req_pending,
-				 SHCA_REQ_PASSES);
-	else
-		shca_engine_loop(qp, shca_sq_drain, shca_sq_pending,
-				 SHCA_SQ_BUDGET);
-}
-
-/**
- * shca_sq_work - the SQ engine of one QP, from the workqueue
- * @work: qp->sq_work; the queuer took a QP reference for us
- *
- * Runs for kernel QPs, timers, incoming ACKs and engines that yielded.
- * Context: process (shca_wq), may sleep.
- */
-void shca_sq_work(struct work_struct *work)
-{
-	struct shca_qp *qp = container_of(work, struct shca_qp, sq_work);
-
-	mutex_lock(&qp->sq_engine);
-	shca_sq_run(qp);
-	mutex_unlock(&qp->sq_engine);
-	shca_qp_put(qp);
-}
-
-/**
- * shca_sq_doorbell - run the SQ engine of a user QP in the caller
- * @qp: user QP; the uverbs command holds it
- *
- * The engine runs in the ringing thread, which saves a wakeup of a worker
- * and a switch back for every post.  An engine run already in progress
- * (sq_work or another thread's doorbell) is waited for, then ours sees the
- * new WQEs.  If the engine yields, it requeues sq_work as usual.
- * Context: process (the doorbell system call), may sleep.
- */
-void shca_sq_doorbell(struct shca_qp *qp)
-{
-	mutex_lock(&qp->sq_engine);
-	shca_sq_run(qp);
-	mutex_unlock(&qp->sq_engine);
-}
-
-/**
- * shca_sq_catch_up - consume the responses that arrived before a request
- * @qp: RC/UC/XRC initiator QP whose responder is about to execute a request
- *
- * ACKs and responses wait in comp_queue for the SQ engine, requests in
- * rx_queue for rq_work: two work items that may run in either order.  A
- * request that the peer sent only after it acknowledged our SEND (a tag
- * matching rendezvous FIN, say) must not complete before that SEND does,
- * as it cannot on a wire that keeps the order; so the responder runs the
- * engine first whenever responses are waiting.
- * Context: qp->rq_work, may sleep; takes qp->sq_engine.
- */
-void shca_sq_catch_up(struct shca_qp *qp)
-{
-	if (skb_queue_empty(&qp->comp_queue))
-		return;
-	mutex_lock(&qp->sq_engine);
-	shca_sq_run(qp);
-	mutex_unlock(&qp->sq_engine);
-}
-
-/**
- * shca_sq_sync - wait until no SQ engine run is in progress
- * @qp: QP
- *
- * Covers sq_work and doorbells, which may run concurrently with
- * modify_qp.  Context: process, may sleep; qp->state_lock not held.
- */
-void shca_sq_sync(struct shca_qp *qp)
-{
-	flush_work(&qp->sq_work);
-	mutex_lock(&qp->sq_engine);
-	mutex_unlock(&qp->sq_engine);
 }
 
 static int shca_wr_opcode(const struct shca_qp *qp, enum ib_wr_opcode opcode)

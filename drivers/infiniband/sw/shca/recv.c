@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: the receive demux.
+ *
+ * shca_rcv() runs in the UDP softirq for every RoCE v2 datagram of a
+ * namespace: it finds the device and the destination QP, checks the ICRC
+ * and the headers, and queues the skb on the QP (the skb holds a QP
+ * reference): requests on qp->rx_queue for rq_work (rq.c, rc_resp.c),
+ * responses on qp->comp_queue for the SQ engine (rc_req_comp.c).
+ * shca_rx_direct() takes the packets of the same-host direct path
+ * (direct.c) at the same point, after the checks a wire packet needs.
+ */
+#include <linux/etherdevice.h>
+#include <linux/inetdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/ipv6_stubs.h>
+#include <rdma/ib_verbs.h>
+
+#include "shca.h"
+#include "wire.h"
+
+/* The netdev a packet that came in over loopback was addressed to. */
+static struct net_device *shca_rx_loopback_ndev(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb->dev);
+
+	if (ip_hdr(skb)->version == 4)
+		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
+	if (IS_ENABLED(CONFIG_IPV6) && ipv6_stub->ipv6_dev_find)
+		return ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr,
+						NULL);
+	return NULL;
+}
+
+/*
+ * The shca device a packet was received for, referenced.
+ * Context: softirq.
+ */
+static struct shca_dev *shca_rx_dev(struct sk_buff *skb)
+{
+	struct net_device *ndev = skb->dev;
+	struct ib_device *ibdev;
+
+	rcu_read_lock();
+	if (ndev && (ndev->flags & IFF_LOOPBACK))
+		ndev = shca_rx_loopback_ndev(skb);
+	ibdev = ndev ? ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN) :
+		       NULL;
+	rcu_read_unlock();
+	if (ibdev && ibdev->ops.owner != THIS_MODULE) {
+		ib_device_put(ibdev);
+		ibdev = NULL;
+	}
+	return ibdev ? to_sdev(ibdev) : NULL;
+}
+
+/* Check IP/UDP lengths and the ICRC; return the stat to count or -1. */
+static int shca_rx_check(struct sk_buff *skb, u32 *bth_off, u32 *blen)
+{
+	u8 *ip = skb_network_header(skb);
+	struct udphdr *uh = udp_hdr(skb);
+	u32 ulen;
+	int err;
+
+	if (skb_linearize(skb))
+		return SHCA_STAT_RX_DROPPED;
+	ip = skb_network_header(skb);
+	uh = udp_hdr(skb);
+	ulen = ntohs(uh->len);
+	if (ulen < sizeof(*uh) || (u8 *)uh + ulen > skb_tail_pointer(skb))
+		return SHCA_STAT_RX_MALFORMED;
+	if (ip_hdr(skb)->version == 4 && ip_hdr(skb)->ihl != 5)
+		return SHCA_STAT_RX_MALFORMED;	/* no room for options in a GRH */
+	err = shca_icrc_check(ip, skb_tail_pointer(skb) - ip);
+	if (err)
+		return err == -EBADMSG ? SHCA_STAT_RX_BAD_ICRC :
+					 SHCA_STAT_RX_MALFORMED;
+	*bth_off = (u8 *)(uh + 1) - skb->data;
+	*blen = ulen - sizeof(*uh);
+	return -1;
+}
+
+/* Parse the transport headers into skb->cb; return the stat or -1. */
+static int shca_rx_parse(struct sk_buff *skb, u32 bth_off, u32 blen,
+			 u32 *dqpn)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+	struct shca_wire_pkt pkt;
+
+	if (shca_wire_parse(skb->data + bth_off, blen, &pkt))
+		return SHCA_STAT_RX_MALFORMED;
+	memset(cb, 0, sizeof(*cb));
+	cb->bth_off = bth_off;
+	cb->pay_off = bth_off + pkt.hdr_len;
+	cb->pay_len = pkt.pay_len;
+	cb->blen = blen;
+	cb->qkey = pkt.hdr.qkey;
+	cb->src_qpn = pkt.hdr.src_qpn;
+	cb->imm = pkt.hdr.imm;
+	cb->opcode = pkt.hdr.opcode;
+	cb->se = pkt.hdr.se;
+	*dqpn = pkt.hdr.dqpn;
+	return -1;
+}
+
+/*
+ * The transport of a QP of @type: what it sends and accepts.
+ * Context: any.
+ * Return: one of enum shca_transport, or -1 for a type shca does not run.
+ */
+int shca_qp_transport(enum ib_qp_type type)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		return SHCA_TR_RC;
+	case IB_QPT_UC:
+		return SHCA_TR_UC;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return SHCA_TR_XRC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return SHCA_TR_UD;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * Which way an XRC packet may go: an initiator only takes responses, a
+ * target only requests.
+ */
+static bool shca_rx_role_ok(const struct shca_qp *qp, u32 opflags)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_XRC_INI:
+		return opflags & SHCA_OPF_RESP;
+	case IB_QPT_XRC_TGT:
+		return opflags & SHCA_OPF_REQ;
+	default:
+		return true;
+	}
+}
+
+/**
+ * shca_rx_enqueue - queue a checked packet on its QP
+ * @qp: the destination, referenced; the reference goes with @skb
+ * @skb: checked and parsed (skb->cb)
+ *
+ * Context: softirq.
+ * Return: -1 if queued, else the stat to count; then the reference is
+ * dropped and the caller frees @skb.
+ */
+int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb)
+{
+	u8 opcode = shca_rx_cb(skb)->opcode;
+	u32 opflags = shca_opcode_info(opcode)->flags;
+	struct sk_buff_head *queue;
+
+	if (shca_opcode_transport(opcode) !=
+	    shca_qp_transport(qp->ibqp.qp_type) ||
+	    !shca_rx_role_ok(qp, opflags)) {
+		shca_qp_put(qp);
+		return SHCA_STAT_RX_MALFORMED;
+	}
+	queue = opflags & SHCA_OPF_RESP ? &qp->comp_queue : &qp->rx_queue;
+	if (skb_queue_len(queue) >= SHCA_RX_QUEUE_MAX) {
+		shca_qp_put(qp);
+		return SHCA_STAT_RX_DROPPED;
+	}
+	skb_queue_tail(queue, skb);	/* the skb owns the ref */
+	shca_qp_queue(qp, queue == &qp->rx_queue ? &qp->rq_work :
+			  &qp->sq_work);
+	return -1;
+}
+
+/*
+ * Hand a checked packet to its QP, or to every QP of its multicast
+ * group; return the stat to count or -1.
+ */
+static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
+			   u32 dqpn)
+{
+	struct shca_qp *qp;
+
+	if (dqpn == SHCA_MCAST_QPN)
+		return shca_mcast_rx(sdev, skb);
+	qp = shca_qp_get(sdev, dqpn);
+	if (!qp)
+		return SHCA_STAT_RX_NO_QP;
+	return shca_rx_enqueue(qp, skb);
+}
+
+/**
+ * shca_rcv - receive one RoCE v2 datagram
+ * @skb: from the UDP tunnel socket; data at the UDP header
+ *
+ * Context: softirq.  Always consumes @skb.
+ */
+void shca_rcv(struct sk_buff *skb)
+{
+	struct shca_dev *sdev = shca_rx_dev(skb);
+	u32 bth_off, blen, dqpn;
+	int stat;
+
+	if (!sdev) {
+		kfree_skb(skb);
+		return;
+	}
+	stat = shca_rx_check(skb, &bth_off, &blen);
+	if (stat < 0)
+		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
+	if (stat < 0)
+		stat = shca_rx_deliver(sdev, skb, dqpn);
+	if (stat >= 0) {
+		shca_stat_inc(sdev, stat);
+		kfree_skb(skb);
+	}
+	ib_device_put(&sdev->ibdev);
+}
