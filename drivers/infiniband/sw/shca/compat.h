@@ -8,6 +8,7 @@
 #define SHCA_COMPAT_H
 
 #include <linux/mm.h>
+#include <linux/netdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -71,5 +72,37 @@ static_assert(SHCA_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
 static_assert(SHCA_ACCESS_FLUSH ==
 	      (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT));
 #endif
+
+/*
+ * Does a tc program or classifier sit on @dev's ingress or egress?  Since
+ * 6.6 both hang off tcx entries; before, classic tc had mini qdiscs.
+ * SHCA_HAVE_TCX comes from a header test in Kbuild.  RCU held.
+ */
+static inline bool shca_dev_has_tc(const struct net_device *dev)
+{
+#if defined(SHCA_HAVE_TCX) && IS_ENABLED(CONFIG_NET_XGRESS)
+	return rcu_access_pointer(dev->tcx_ingress) ||
+	       rcu_access_pointer(dev->tcx_egress);
+#elif !defined(SHCA_HAVE_TCX) && IS_ENABLED(CONFIG_NET_CLS_ACT)
+	return rcu_access_pointer(dev->miniq_ingress) ||
+	       rcu_access_pointer(dev->miniq_egress);
+#else
+	return false;
+#endif
+}
+
+/* Netfilter hooks of the netdev family on @dev (nftables ingress/egress). */
+static inline bool shca_dev_has_nf(const struct net_device *dev)
+{
+	bool hooks = false;
+
+#ifdef CONFIG_NETFILTER_INGRESS
+	hooks |= !!rcu_access_pointer(dev->nf_hooks_ingress);
+#endif
+#ifdef CONFIG_NETFILTER_EGRESS
+	hooks |= !!rcu_access_pointer(dev->nf_hooks_egress);
+#endif
+	return hooks;
+}
 
 #endif /* SHCA_COMPAT_H */

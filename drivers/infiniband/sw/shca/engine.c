@@ -22,6 +22,7 @@
  * @qp: the QP; the caller holds a reference
  * @step: one pass of the engine; false when it must yield and come back
  * @pending: is there work the engine could do right now?
+ * @resumes: is another run certain to come without a doorbell (NULL: no)?
  * @budget: what @step may consume before the engine yields
  *
  * SHCA_RING_F_ENGINE_ACTIVE stays set while the engine works, so
@@ -29,14 +30,19 @@
  * flag, issues a full barrier (pairing with the producer's barrier between
  * publishing prod and reading the flag) and asks @pending once more, so a
  * post racing with the engine going idle is never lost.  When @step
- * yields, the work item is requeued and the flag stays set.
+ * yields, the work item is requeued and the flag stays set.  It also
+ * stays set when @resumes says a run will come anyway (an RC requester
+ * waiting for responses, whose ACKs or retransmit timer queue sq_work):
+ * that run sees what is posted meanwhile, so a post into a busy send
+ * queue needs no system call.
  *
  * Context: process (SQ engine or a doorbell), may sleep; qp->sq_engine
  * held.
  */
 static void shca_engine_loop(struct shca_qp *qp,
 			     bool (*step)(struct shca_qp *qp, u32 *budget),
-			     bool (*pending)(struct shca_qp *qp), u32 budget)
+			     bool (*pending)(struct shca_qp *qp),
+			     bool (*resumes)(struct shca_qp *qp), u32 budget)
 {
 	struct shca_ring_ctl *ctl = qp->sq.ring.ctl;
 
@@ -48,6 +54,8 @@ static void shca_engine_loop(struct shca_qp *qp,
 			shca_qp_queue(qp, &qp->sq_work);
 			return;
 		}
+		if (resumes && resumes(qp))
+			return;	/* stay "active": a response brings us back */
 		WRITE_ONCE(ctl->flags, 0);
 		smp_mb();	/* pairs with the producer's barrier */
 		if (!pending(qp))
@@ -69,9 +77,9 @@ static void shca_sq_run(struct shca_qp *qp)
 		return;		/* an XRC target has no send queue */
 	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		shca_engine_loop(qp, shca_req_pass, shca_req_pending,
-				 SHCA_REQ_PASSES);
+				 shca_req_resumes, SHCA_REQ_PASSES);
 	else
-		shca_engine_loop(qp, shca_sq_drain, shca_sq_pending,
+		shca_engine_loop(qp, shca_sq_drain, shca_sq_pending, NULL,
 				 SHCA_SQ_BUDGET);
 }
 
@@ -97,14 +105,23 @@ void shca_sq_work(struct work_struct *work)
  * @qp: user QP; the uverbs command holds it
  *
  * The engine runs in the ringing thread, which saves a wakeup of a worker
- * and a switch back for every post.  An engine run already in progress
- * (sq_work or another thread's doorbell) is waited for, then ours sees the
- * new WQEs.  If the engine yields, it requeues sq_work as usual.
- * Context: process (the doorbell system call), may sleep.
+ * and a switch back for every post.  The doorbell never waits: if an
+ * engine run is in progress (sq_work, another thread's doorbell, rq_work
+ * catching up), that run sees the new WQEs (the producer published prod
+ * before it found the flag clear, and the run looks at prod after it
+ * cleared the flag); sq_work is queued all the same, for a holder of
+ * the mutex that is not an engine run (shca_sq_sync()).  If the engine
+ * yields, it requeues sq_work as usual.
+ * Context: process (the doorbell system call); does not sleep on the
+ * engine.
  */
 void shca_sq_doorbell(struct shca_qp *qp)
 {
-	mutex_lock(&qp->sq_engine);
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_SQ_DOORBELLS);
+	if (!mutex_trylock(&qp->sq_engine)) {
+		shca_qp_queue(qp, &qp->sq_work);
+		return;
+	}
 	shca_sq_run(qp);
 	mutex_unlock(&qp->sq_engine);
 }

@@ -30,6 +30,7 @@
 #include <net/udp_tunnel.h>
 
 #include "shca.h"
+#include "direct.h"
 #include "roce.h"
 #include "wire.h"
 
@@ -345,7 +346,8 @@ static void shca_push_ipv6(struct sk_buff *skb, const struct shca_path *path)
 /**
  * shca_skb_xmit - encapsulate and send one RoCE v2 packet
  * @sdev: sending device
- * @path: resolved path; its dst reference moves to the skb
+ * @path: resolved path; its dst reference moves to the skb (or is
+ *	dropped on the direct path, path->direct, which skips the ICRC)
  * @skb: from shca_skb_alloc(), BTH through pad filled in
  *
  * Context: process or softirq.  Always consumes @skb.
@@ -362,6 +364,8 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 		shca_push_ipv4(net, skb, path);
 	else
 		shca_push_ipv6(skb, path);
+	if (path->direct)
+		return shca_direct_xmit(sdev, path, skb);
 	err = shca_icrc_set(skb_network_header(skb), skb->len);
 	if (err) {
 		kfree_skb(skb);

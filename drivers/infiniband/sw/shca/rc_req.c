@@ -29,6 +29,7 @@
 #include <linux/jiffies.h>
 
 #include "rc_req_priv.h"
+#include "direct.h"
 #include "psn.h"
 #include "roce.h"
 #include "wire.h"
@@ -1074,6 +1075,8 @@ static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 	hlen = shca_opcode_info(h.opcode)->hdr_len;
 	if (shca_qp_path(qp, &path))
 		goto lost;
+	path.direct = w->direct;
+	path.seg = w->direct ? w->mtu : 0;
 	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
 	if (!skb) {
 		dst_release(path.dst);
@@ -1123,10 +1126,39 @@ static bool shca_req_may_start(struct shca_qp *qp,
 	return !rd || n < max_rd;
 }
 
-/* Give @w its PSNs, starting at req.psn. */
+/*
+ * May the next message take the same-host direct path?  Only once every
+ * packet sent on the wire is acknowledged, so that none can arrive after
+ * a direct one; a UC QP never knows, and switches at once.
+ * Context: SQ engine.
+ */
+static bool shca_req_may_go_direct(struct shca_qp *qp)
+{
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	struct shca_req *req = &qp->req;
+	struct shca_path path = {};
+	bool direct;
+
+	if (req->wire_sent && qp->ibqp.qp_type != IB_QPT_UC &&
+	    shca_psn_before(req->una, req->wire_end))
+		return false;
+	if (shca_qp_path(qp, &path))
+		return false;
+	direct = shca_direct_usable(sdev, &path);
+	dst_release(path.dst);
+	return direct;
+}
+
+/* Give @w its path and its PSNs, starting at req.psn. */
 static void shca_req_start(struct shca_qp *qp, struct shca_req_wqe *w)
 {
-	w->mtu = shca_ib_mtu_to_bytes(READ_ONCE(qp->attr.path_mtu)) ?: 256;
+	w->direct = shca_req_may_go_direct(qp);
+	shca_stat_inc(to_sdev(qp->ibqp.device), w->direct ?
+		      SHCA_STAT_TX_DIRECT_MSGS : SHCA_STAT_TX_WIRE_MSGS);
+	if (w->direct)
+		w->mtu = SHCA_DIRECT_SEG;
+	else
+		w->mtu = shca_ib_mtu_to_bytes(READ_ONCE(qp->attr.path_mtu)) ?: 256;
 	w->npkts = shca_rc_npkts(w->len, w->mtu,
 				 w->hdr.opcode == SHCA_OP_RDMA_READ);
 	if (w->hdr.opcode != SHCA_OP_RDMA_READ && shca_req_is_rd_atomic(w))
@@ -1145,6 +1177,11 @@ static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
 
 	req->psn = shca_psn_add(req->psn, n);
 	w->sent += n;
+	if (!w->direct && (!req->wire_sent ||
+			   shca_psn_before(req->wire_end, req->psn))) {
+		req->wire_sent = true;
+		req->wire_end = req->psn;
+	}
 	if (qp->ibqp.qp_type == IB_QPT_UC) {
 		req->next_psn = req->psn;
 		req->una = req->psn;
@@ -1519,6 +1556,27 @@ bool shca_req_pending(struct shca_qp *qp)
 }
 
 /**
+ * shca_req_resumes - will the engine run again without a doorbell?
+ * @qp: RC/UC/XRC initiator QP
+ *
+ * While requests wait for their responses, the ACKs (sq_work) or the
+ * retransmit timer bring the engine back; during an RNR wait, the RNR
+ * timer does.
+ * Context: SQ engine.
+ */
+bool shca_req_resumes(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	if (READ_ONCE(qp->dying) ||
+	    (state != IB_QPS_RTS && state != IB_QPS_SQD) ||
+	    !shca_qp_is_reliable(qp->ibqp.qp_type))
+		return false;
+	return req->rnr_wait || shca_psn_before(req->una, req->next_psn);
+}
+
+/**
  * shca_req_pass - one pass of the RC/UC requester and completer
  * @qp: RC/UC QP; shca_sq_work() holds a reference for us
  * @passes: passes left in this run of the work item
@@ -1576,6 +1634,7 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->psn = attr->sq_psn & 0xffffff;
 		req->una = req->psn;
 		req->next_psn = req->psn;
+		req->wire_sent = false;
 		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)

@@ -117,6 +117,7 @@ struct shca_req {
 	u32 since_ackreq;	/* packets sent since the last AckReq */
 	u32 rnr_psn;		/* where to resume after the RNR wait */
 	u32 gb_psn;		/* last go-back-N target (while gb_armed) */
+	u32 wire_end;		/* one past the last PSN sent on the wire */
 	struct shca_rc_win win;	/* adaptive send window (PSNs) */
 	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
 	unsigned long events;	/* SHCA_REQ_EV_* bits */
@@ -124,6 +125,7 @@ struct shca_req {
 	struct shca_rc_retry rnr;	/* RNR NAKs, from rnr_retry */
 	bool rnr_wait;		/* RNR NAK received, timer running */
 	bool gb_armed;		/* suppress repeated go-back to gb_psn */
+	bool wire_sent;		/* @wire_end is valid */
 	bool iop_cap;		/* takes internal operations (TM SRQ) */
 	struct timer_list rto_timer;
 	struct timer_list rnr_timer;

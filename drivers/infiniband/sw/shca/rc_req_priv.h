@@ -12,7 +12,8 @@
 /*
  * Kernel-private copy of one SQ WQE or internal operation (a shadow),
  * taken once when it is fetched, so that userspace cannot change a WQE
- * in flight.  Payload offsets of a packet are (psn - first_psn) * mtu.
+ * in flight.  Payload offsets of a packet are (psn - first_psn) * mtu;
+ * on the direct path @mtu is the direct segment size (direct.h).
  */
 struct shca_req_wqe {
 	struct shca_send_wqe hdr;
@@ -31,6 +32,7 @@ struct shca_req_wqe {
 	struct shca_req_iop *iop;
 	u8 status;		/* enum ib_wc_status it failed with */
 	bool started;		/* first_psn/npkts are valid (kept on resend) */
+	bool direct;		/* started on the same-host path (kept too) */
 };
 
 /* The shadow at free-running shadow index @idx. */

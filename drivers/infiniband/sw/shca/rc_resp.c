@@ -55,6 +55,8 @@ struct shca_resp_pkt {
 	u32 flags;		/* opcode flags */
 	u8 *payload;
 	u32 npkts;		/* PSNs used (READ: response packets) */
+	u32 mtu;		/* its segment size: the path MTU, or direct */
+	bool direct;		/* it came on the same-host path */
 	bool local_err;		/* a receive WQE completed in error */
 	bool rq_broken;		/* the receive ring is broken */
 };
@@ -214,7 +216,7 @@ static void shca_resp_check_reset(struct shca_qp *qp)
  * Context: rq_work.  Return: 0, or -EFAULT if the MR could not be read.
  */
 static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
-			  struct shca_mr *mr, u64 va, u32 len)
+			  struct shca_mr *mr, u64 va, u32 len, bool direct)
 {
 	struct shca_dev *sdev = shca_resp_sdev(qp);
 	struct shca_path path = {};
@@ -233,6 +235,7 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
 		return 0;
 	}
+	path.direct = direct;	/* responses take the way their requests came */
 	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
 	if (!skb) {
 		dst_release(path.dst);
@@ -265,7 +268,8 @@ static void shca_resp_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
 		.msn = qp->resp.msn & SHCA_WIRE_24BIT,
 	};
 
-	shca_resp_xmit(qp, &h, NULL, 0, 0);
+	shca_resp_stat(qp, SHCA_STAT_RC_ACKS_SENT);
+	shca_resp_xmit(qp, &h, NULL, 0, 0, qp->resp.direct);
 }
 
 /* ACK everything up to ePSN - 1.  Context: rq_work. */
@@ -291,14 +295,14 @@ static bool shca_resp_tx_busy(struct shca_resp *resp)
  */
 static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 {
-	u64 off = (u64)res->tx_idx * qp->resp.mtu;
+	u64 off = (u64)res->tx_idx * res->mtu;
 	struct shca_wire_hdr h = {
 		.opcode = shca_resp_read_opcode(res->tx_idx, res->npkts),
 		.psn = shca_psn_add(res->psn, res->tx_idx),
 		.syndrome = SHCA_AETH_ACK_NO_CREDIT,
 		.msn = res->msn,
 	};
-	u32 len = min_t(u64, qp->resp.mtu, res->len - off);
+	u32 len = min_t(u64, res->mtu, res->len - off);
 	struct shca_mr *mr = NULL;
 	int err = 0;
 
@@ -308,7 +312,8 @@ static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 				   IB_ACCESS_REMOTE_READ, &mr);
 	shca_resp_xsrq_exit(qp);
 	if (!err) {
-		err = shca_resp_xmit(qp, &h, mr, res->va + off, len);
+		err = shca_resp_xmit(qp, &h, mr, res->va + off, len,
+				     res->direct);
 		if (mr)
 			shca_mr_put(mr);
 	}
@@ -334,7 +339,7 @@ static void shca_resp_tx_atomic(struct shca_qp *qp, struct shca_resp_res *res)
 		.orig = res->orig,
 	};
 
-	shca_resp_xmit(qp, &h, NULL, 0, 0);
+	shca_resp_xmit(qp, &h, NULL, 0, 0, res->direct);
 	res->pending = false;
 }
 
@@ -538,7 +543,7 @@ static enum shca_resp_verdict shca_resp_send(struct shca_qp *qp,
 	enum shca_resp_verdict v;
 	bool done;
 
-	if (!shca_resp_len_ok(p->flags, p->w.pay_len, resp->mtu))
+	if (!shca_resp_len_ok(p->flags, p->w.pay_len, p->mtu))
 		return SHCA_RV_NAK_INV;
 	if (p->flags & SHCA_OPF_FIRST) {
 		v = shca_resp_send_first(qp, p, &done);
@@ -682,7 +687,7 @@ static enum shca_resp_verdict shca_resp_write(struct shca_qp *qp,
 	if (p->w.hdr.opcode == (SHCA_TR_RC | SHCA_OPC_ATOMIC_WRITE))
 		return shca_resp_atomic_write(qp, p);
 
-	if (!shca_resp_len_ok(p->flags, len, resp->mtu))
+	if (!shca_resp_len_ok(p->flags, len, p->mtu))
 		return SHCA_RV_NAK_INV;
 	if (p->flags & SHCA_OPF_FIRST) {
 		v = shca_resp_write_start(qp, p);
@@ -744,7 +749,9 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 	res->type = SHCA_RES_READ;
 	res->pending = true;
 	res->psn = h->psn;
-	res->npkts = shca_resp_read_npkts(h->dma_len, resp->mtu);
+	res->npkts = shca_resp_read_npkts(h->dma_len, p->mtu);
+	res->mtu = p->mtu;
+	res->direct = p->direct;
 	res->msn = shca_resp_next_msn(resp);
 	res->rkey = h->rkey;
 	res->va = h->va;
@@ -784,6 +791,7 @@ static enum shca_resp_verdict shca_resp_atomic(struct shca_qp *qp,
 	res->pending = true;
 	res->psn = h->psn;
 	res->npkts = 1;
+	res->direct = p->direct;
 	res->msn = shca_resp_next_msn(resp);
 	res->rkey = h->rkey;
 	res->va = h->va;
@@ -945,8 +953,9 @@ static struct shca_resp_res *shca_resp_res_find(struct shca_resp *resp,
  */
 static void shca_rc_replay_read(struct shca_qp *qp,
 				const struct shca_resp_res *orig,
-				const struct shca_wire_hdr *h)
+				const struct shca_resp_pkt *p)
 {
+	const struct shca_wire_hdr *h = &p->w.hdr;
 	struct shca_resp_res *res = &qp->resp.replay;
 	u64 end;
 
@@ -961,7 +970,9 @@ static void shca_rc_replay_read(struct shca_qp *qp,
 	res->type = SHCA_RES_READ;
 	res->pending = true;
 	res->psn = h->psn;
-	res->npkts = shca_resp_read_npkts(h->dma_len, qp->resp.mtu);
+	res->npkts = shca_resp_read_npkts(h->dma_len, p->mtu);
+	res->mtu = p->mtu;
+	res->direct = p->direct;
 	res->msn = orig->msn;
 	res->rkey = h->rkey;
 	res->va = h->va;
@@ -986,13 +997,14 @@ static void shca_rc_duplicate(struct shca_qp *qp, struct shca_resp_pkt *p)
 	if (p->flags & SHCA_OPF_READ) {
 		res = shca_resp_res_find(resp, p->w.hdr.psn, SHCA_RES_READ);
 		if (res)
-			shca_rc_replay_read(qp, res, &p->w.hdr);
+			shca_rc_replay_read(qp, res, p);
 		return;
 	}
 	res = shca_resp_res_find(resp, p->w.hdr.psn, SHCA_RES_ATOMIC);
 	if (res) {
 		resp->replay = *res;
 		resp->replay.pending = true;
+		resp->replay.direct = p->direct;
 	}
 }
 
@@ -1081,8 +1093,13 @@ static bool shca_resp_state_ok(enum ib_qp_state state)
 	       state == IB_QPS_SQD;
 }
 
-/* Parse and sanity-check a request packet.  Return: 0 or -EINVAL. */
-static int shca_resp_parse(struct sk_buff *skb, struct shca_resp_pkt *p)
+/*
+ * Parse and sanity-check a request packet.  A packet of the direct path
+ * names its segment size, any other one has the path MTU's.
+ * Return: 0 or -EINVAL.
+ */
+static int shca_resp_parse(struct shca_qp *qp, struct sk_buff *skb,
+			   struct shca_resp_pkt *p)
 {
 	struct shca_rx_cb *cb = shca_rx_cb(skb);
 
@@ -1095,6 +1112,8 @@ static int shca_resp_parse(struct sk_buff *skb, struct shca_resp_pkt *p)
 		return -EINVAL;
 	p->payload = skb->data + cb->pay_off;
 	p->npkts = 1;
+	p->direct = cb->seg != 0;
+	p->mtu = p->direct ? cb->seg : qp->resp.mtu;
 	return 0;
 }
 
@@ -1108,10 +1127,11 @@ void shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	shca_resp_check_reset(qp);
-	if (shca_resp_parse(skb, &p)) {
+	if (shca_resp_parse(qp, skb, &p)) {
 		shca_resp_stat(qp, SHCA_STAT_RX_MALFORMED);
 		return;
 	}
+	qp->resp.direct = p.direct;	/* where ACKs and NAKs go */
 	shca_resp_stat(qp, SHCA_STAT_RX_PACKETS);
 	shca_resp_xsrq_enter(qp, p.w.hdr.xrc_srqn);
 	if (shca_resp_is_rc(qp))

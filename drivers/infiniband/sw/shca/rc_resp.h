@@ -39,6 +39,8 @@ struct shca_resp_res {
 	u32 len;		/* READ: bytes */
 	u64 orig;		/* atomic: value before the operation */
 	u32 srqn;		/* XRC: the SRQ whose PD READ responses use */
+	u32 mtu;		/* READ: bytes per response packet */
+	bool direct;		/* the request came on the same-host path */
 	/* READ transmit cursor */
 	u32 tx_idx;		/* response packets sent */
 };
@@ -47,6 +49,7 @@ struct shca_resp {
 	u32 epsn;		/* next expected PSN */
 	u32 msn;		/* messages completed, 24 bits */
 	u32 mtu;		/* path MTU in bytes */
+	bool direct;		/* the last request came on the same-host path */
 	u32 unacked;		/* packets executed since the last ACK */
 	bool ack_due;		/* send an ACK once responses are out */
 	bool nak_seq_sent;	/* a PSN sequence NAK went out for the gap */

@@ -35,6 +35,26 @@ static struct net_device *shca_rx_loopback_ndev(struct sk_buff *skb)
 	return NULL;
 }
 
+/**
+ * shca_dev_get_by_netdev - the shca device of a netdev, referenced
+ * @ndev: netdev
+ *
+ * Context: any; takes the RCU read lock.
+ * Return: the device (ib_device_put() it), or NULL if @ndev has no shca
+ * device.
+ */
+struct shca_dev *shca_dev_get_by_netdev(struct net_device *ndev)
+{
+	struct ib_device *ibdev;
+
+	ibdev = ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN);
+	if (ibdev && ibdev->ops.owner != THIS_MODULE) {
+		ib_device_put(ibdev);
+		ibdev = NULL;
+	}
+	return ibdev ? to_sdev(ibdev) : NULL;
+}
+
 /*
  * The shca device a packet was received for, referenced.
  * Context: softirq.
@@ -42,19 +62,15 @@ static struct net_device *shca_rx_loopback_ndev(struct sk_buff *skb)
 static struct shca_dev *shca_rx_dev(struct sk_buff *skb)
 {
 	struct net_device *ndev = skb->dev;
-	struct ib_device *ibdev;
+	struct shca_dev *sdev = NULL;
 
 	rcu_read_lock();
 	if (ndev && (ndev->flags & IFF_LOOPBACK))
 		ndev = shca_rx_loopback_ndev(skb);
-	ibdev = ndev ? ib_device_get_by_netdev(ndev, RDMA_DRIVER_UNKNOWN) :
-		       NULL;
+	if (ndev)
+		sdev = shca_dev_get_by_netdev(ndev);
 	rcu_read_unlock();
-	if (ibdev && ibdev->ops.owner != THIS_MODULE) {
-		ib_device_put(ibdev);
-		ibdev = NULL;
-	}
-	return ibdev ? to_sdev(ibdev) : NULL;
+	return sdev;
 }
 
 /* Check IP/UDP lengths and the ICRC; return the stat to count or -1. */
@@ -220,4 +236,40 @@ void shca_rcv(struct sk_buff *skb)
 		kfree_skb(skb);
 	}
 	ib_device_put(&sdev->ibdev);
+}
+
+/**
+ * shca_rx_direct - receive one packet of the same-host direct path
+ * @sdev: the destination device, referenced by the caller
+ * @skb: from shca_direct_xmit(): IP and UDP headers in place (the network
+ *	and transport headers set), no ICRC
+ * @seg: the sender's segment size for RC/UC packets, 0 for the path MTU
+ *
+ * The packet was built by shca itself, so only the transport headers are
+ * parsed (the packet is still checked like any other one there); then it
+ * is delivered like a wire packet.
+ * Context: BHs disabled.  Always consumes @skb.
+ */
+void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg)
+{
+	struct udphdr *uh = udp_hdr(skb);
+	u32 bth_off, blen, dqpn;
+	int stat = SHCA_STAT_RX_MALFORMED;
+
+	__skb_pull(skb, skb_transport_offset(skb));
+	bth_off = sizeof(*uh);
+	blen = ntohs(uh->len);
+	if (blen >= sizeof(*uh) && blen <= skb->len) {
+		blen -= sizeof(*uh);
+		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
+	}
+	if (stat < 0) {
+		shca_rx_cb(skb)->seg = seg;
+		shca_stat_inc(sdev, SHCA_STAT_RX_DIRECT_PACKETS);
+		stat = shca_rx_deliver(sdev, skb, dqpn);
+	}
+	if (stat >= 0) {
+		shca_stat_inc(sdev, stat);
+		kfree_skb(skb);
+	}
 }

@@ -428,6 +428,7 @@ struct shca_rx_cb {
 	u32 qkey;
 	u32 src_qpn;
 	__be32 imm;
+	u32 seg;		/* direct path: the sender's segment size */
 	u8 opcode;
 	bool se;
 };
@@ -449,6 +450,8 @@ struct shca_path {
 	u32 flow_label;
 	__be16 sport;
 	struct dst_entry *dst;
+	bool direct;		/* deliver on the same-host path (direct.c) */
+	u32 seg;		/* direct: the packet's segment size, or 0 */
 };
 
 static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_stat stat)
@@ -619,7 +622,9 @@ void shca_sq_catch_up(struct shca_qp *qp);
 void shca_sq_sync(struct shca_qp *qp);
 
 /* recv.c */
+struct shca_dev *shca_dev_get_by_netdev(struct net_device *ndev);
 void shca_rcv(struct sk_buff *skb);
+void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg);
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb);
 int shca_qp_transport(enum ib_qp_type type);
 

@@ -17,6 +17,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "direct.h"
 #include "raw.h"
 #include "roce.h"
 #include "wire.h"
@@ -189,6 +190,9 @@ static enum ib_wc_status shca_ud_send(struct shca_qp *qp,
 		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
 		return IB_WC_SUCCESS;
 	}
+	path.direct = shca_direct_usable(sdev, &path);
+	shca_stat_inc(sdev, path.direct ? SHCA_STAT_TX_DIRECT_MSGS :
+					  SHCA_STAT_TX_WIRE_MSGS);
 	hlen = shca_opcode_info(SHCA_TR_UD | (w->hdr.opcode ==
 			SHCA_OP_SEND_WITH_IMM ?
 			SHCA_OPC_SEND_ONLY_WITH_IMMEDIATE :

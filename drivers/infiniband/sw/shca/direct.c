@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * shca: the same-host direct path.
+ *
+ * A RoCE v2 packet whose destination address belongs to a shca device of
+ * this host (the sender's own netdev, reached over loopback, or the peer
+ * of a veth pair, in another namespace) is handed to that device's
+ * receive demux (recv.c) directly: no IP stack, no UDP socket, no ICRC.
+ * The packet is otherwise the same one the wire would carry (BTH and
+ * the rest, IP and UDP headers for the GRH of a UD receive), so the
+ * engines run exactly the same code on both paths: PSNs, ACKs, NAKs,
+ * RNR, retries, access checks, completions.  Only RC/UC packets of a
+ * message that started on the direct path may be larger than the path
+ * MTU: their segment size travels with them (shca_rx_cb.seg).
+ *
+ * A message is started on the direct path only while nobody could see
+ * or alter the packets on the wire (shca_direct_usable()): no qdisc
+ * other than noqueue, no tc or XDP program, no rx_handler (bridge, bond,
+ * flow steering traps), no packet tap (tcpdump), no netfilter hook (but
+ * the security modules' labelling ones) and no xfrm on either end, and
+ * both ends up.  The module parameter `direct`
+ * turns the path off.  A message that started direct stays direct, so
+ * its segments never meet the wire's MTU; shca_direct_xmit() loses a
+ * packet (as a wire would) only when the destination went away.
+ *
+ * Context: everything here runs in process context (the engines) and
+ * takes only the RCU read lock; it does not sleep.
+ */
+#include <linux/etherdevice.h>
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <net/addrconf.h>
+#include <net/dst.h>
+#include <net/ipv6_stubs.h>
+#include <net/sch_generic.h>
+
+#include "shca.h"
+#include "direct.h"
+
+static bool shca_direct_on = true;
+module_param_named(direct, shca_direct_on, bool, 0644);
+MODULE_PARM_DESC(direct,
+		 "deliver traffic between shca devices of this host directly, bypassing the IP stack when nothing observes it (default: 1)");
+
+/* The netdev of @net that owns @path's destination address.  RCU held. */
+static struct net_device *shca_direct_owner(struct net *net,
+					    const struct shca_path *path)
+{
+	if (path->ipv4)
+		return __ip_dev_find(net, path->daddr.v4, false);
+	if (IS_ENABLED(CONFIG_IPV6) && ipv6_stub->ipv6_dev_find)
+		return ipv6_stub->ipv6_dev_find(net, &path->daddr.v6, NULL);
+	return NULL;
+}
+
+/*
+ * The netdev @path ends at on this host: the owner of the address when
+ * the route is local (loopback), the veth peer when the route leaves
+ * through a veth whose peer owns the address; else NULL.  RCU held.
+ */
+static struct net_device *shca_direct_target(const struct shca_path *path)
+{
+	struct net_device *out = path->dst->dev, *peer;
+
+	if (out->flags & IFF_LOOPBACK)
+		return shca_direct_owner(dev_net(out), path);
+	if (!out->netdev_ops->ndo_get_peer_dev)
+		return NULL;
+	peer = out->netdev_ops->ndo_get_peer_dev(out);
+	if (!peer || shca_direct_owner(dev_net(peer), path) != peer)
+		return NULL;
+	return peer;
+}
+
+static bool shca_direct_dev_up(const struct net_device *dev)
+{
+	return netif_running(dev) && netif_carrier_ok(dev);
+}
+
+/*
+ * What on @dev could see or alter a packet, or NULL if nothing.
+ * RCU held.
+ */
+static const char *shca_direct_dev_watched(struct net_device *dev)
+{
+	/* a registered netdev always has one: noop, noqueue (no enqueue), ... */
+	if (rcu_dereference(dev->qdisc)->enqueue)
+		return "qdisc";
+	if (dev_nit_active(dev))
+		return "packet tap";
+	if (rcu_access_pointer(dev->rx_handler))
+		return "rx_handler";
+	if (dev_xdp_prog_count(dev))
+		return "XDP";
+	if (shca_dev_has_tc(dev))
+		return "tc";
+	if (shca_dev_has_nf(dev))
+		return "netdev netfilter hook";
+	return NULL;
+}
+
+#ifdef CONFIG_NETFILTER
+/*
+ * Does @e hold a hook that may see or alter a packet?  The security
+ * modules' labelling hooks (SELinux, AppArmor: registered in every
+ * namespace at their own fixed priorities) only check socket labels; a
+ * direct packet still ends at the same kernel socket.  RCU held.
+ */
+static bool shca_direct_nf_entries(const struct nf_hook_entries *e)
+{
+	struct nf_hook_ops **ops;
+	unsigned int i;
+
+	if (!e)
+		return false;
+	ops = nf_hook_entries_get_hook_ops(e);
+	for (i = 0; i < e->num_hook_entries; i++)
+		if (ops[i]->priority != NF_IP_PRI_SELINUX_FIRST &&
+		    ops[i]->priority != NF_IP_PRI_SELINUX_LAST)
+			return true;
+	return false;
+}
+
+/* Are there netfilter hooks on the way out of (in to) @net?  RCU held. */
+static bool shca_direct_nf(struct net *net, bool ipv4, bool out)
+{
+	struct nf_hook_entries __rcu **hooks = ipv4 ? net->nf.hooks_ipv4 :
+						       net->nf.hooks_ipv6;
+	unsigned int first = out ? NF_INET_LOCAL_OUT : NF_INET_PRE_ROUTING;
+	unsigned int second = out ? NF_INET_POST_ROUTING : NF_INET_LOCAL_IN;
+
+	return shca_direct_nf_entries(rcu_dereference(hooks[first])) ||
+	       shca_direct_nf_entries(rcu_dereference(hooks[second]));
+}
+#else
+static bool shca_direct_nf(struct net *net, bool ipv4, bool out)
+{
+	return false;
+}
+#endif
+
+/**
+ * shca_direct_usable - may a new message to @path take the direct path?
+ * @sdev: sending device
+ * @path: resolved route (path->dst held by the caller)
+ *
+ * Context: process or softirq; takes the RCU read lock.
+ * Return: true if the destination is a shca device of this host and
+ * nothing observes the way between.
+ */
+bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path)
+{
+	struct net_device *out = path->dst->dev, *target;
+	const char *why = NULL;
+	struct ib_device *ibdev;
+
+	if (!READ_ONCE(shca_direct_on))
+		return false;
+	if (dst_xfrm(path->dst))
+		return false;
+	rcu_read_lock();
+	target = shca_direct_target(path);
+	if (!target) {
+		why = "not a local address";
+		goto out;
+	}
+	if (!shca_direct_dev_up(out) || !shca_direct_dev_up(target)) {
+		why = "link down";
+		goto out;
+	}
+	why = shca_direct_dev_watched(out) ?: shca_direct_dev_watched(target);
+	if (!why && target != sdev->ndev)
+		why = shca_direct_dev_watched(sdev->ndev);
+	if (!why && (shca_direct_nf(dev_net(out), path->ipv4, true) ||
+		     shca_direct_nf(dev_net(target), path->ipv4, false)))
+		why = "netfilter hook";
+	if (why)
+		goto out;
+	ibdev = ib_device_get_by_netdev(target, RDMA_DRIVER_UNKNOWN);
+	if (!ibdev || ibdev->ops.owner != THIS_MODULE)
+		why = "no shca device at the destination";
+	if (ibdev)
+		ib_device_put(ibdev);
+out:
+	if (why)
+		ibdev_dbg(&sdev->ibdev, "wire path to %s: %s\n",
+			  target ? target->name : "-", why);
+	rcu_read_unlock();
+	return !why;
+}
+
+/*
+ * The shca device of the netdev @path ends at, referenced, and that
+ * netdev in @target; NULL if it is gone or down.
+ */
+static struct shca_dev *shca_direct_peer(const struct shca_path *path,
+					 struct net_device **target)
+{
+	struct shca_dev *peer = NULL;
+	struct net_device *dev;
+
+	rcu_read_lock();
+	dev = shca_direct_target(path);
+	if (dev && shca_direct_dev_up(path->dst->dev) &&
+	    shca_direct_dev_up(dev)) {
+		peer = shca_dev_get_by_netdev(dev);
+		*target = dev;
+	}
+	rcu_read_unlock();
+	return peer;
+}
+
+/* An Ethernet header, for the source MAC of a UD completion. */
+static void shca_direct_push_eth(struct sk_buff *skb,
+				 const struct net_device *from,
+				 const struct net_device *to)
+{
+	struct ethhdr *eh;
+
+	if (skb_headroom(skb) < ETH_HLEN)
+		return;
+	eh = skb_push(skb, ETH_HLEN);
+	skb_reset_mac_header(skb);
+	ether_addr_copy(eh->h_dest, to->dev_addr);
+	ether_addr_copy(eh->h_source, from->dev_addr);
+	eh->h_proto = skb->protocol;
+}
+
+/**
+ * shca_direct_xmit - hand an encapsulated packet to its device on this host
+ * @sdev: sending device
+ * @path: the route; path->seg is the packet's segment size for the
+ *	receiver (0: the path MTU); the dst reference is consumed
+ * @skb: IP and UDP headers pushed, the ICRC field unset
+ *
+ * Context: process (an engine), may run with BHs enabled; does not
+ * sleep.  Always consumes @skb.
+ * Return: 0 if the destination device took the packet, else a negative
+ * errno (the packet is lost, as on a wire).
+ */
+int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
+		     struct sk_buff *skb)
+{
+	struct net_device *target = NULL;
+	struct shca_dev *peer;
+
+	peer = shca_direct_peer(path, &target);
+	if (peer)
+		shca_direct_push_eth(skb, sdev->ndev, target);
+	dst_release(path->dst);
+	path->dst = NULL;
+	if (!peer) {
+		kfree_skb(skb);
+		return -ENETUNREACH;
+	}
+	skb->dev = NULL;	/* @target is only known under RCU */
+	shca_stat_inc(sdev, SHCA_STAT_TX_DIRECT_PACKETS);
+	local_bh_disable();	/* the demux runs as it does in the softirq */
+	shca_rx_direct(peer, skb, path->seg);
+	local_bh_enable();
+	ib_device_put(&peer->ibdev);
+	return 0;
+}
