@@ -10,6 +10,8 @@
 #include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
+#include <net/dst_cache.h>
+
 #include "shca.h"
 #include "roce.h"
 #include "raw.h"
@@ -410,12 +412,21 @@ static int shca_qp_init_rc(struct shca_qp *qp)
 
 	if (!shca_qp_is_conn(qp->ibqp.qp_type))
 		return 0;
-	err = shca_req_init(qp);
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
 	if (err)
 		return err;
+	err = shca_req_init(qp);
+	if (err)
+		goto err_cache;
 	err = shca_resp_init(qp);
 	if (err)
-		shca_req_fini(qp);
+		goto err_req;
+	return 0;
+
+err_req:
+	shca_req_fini(qp);
+err_cache:
+	dst_cache_destroy(&qp->dst_cache);
 	return err;
 }
 
@@ -425,6 +436,7 @@ static void shca_qp_fini_rc(struct shca_qp *qp)
 		return;
 	shca_resp_fini(qp);
 	shca_req_fini(qp);
+	dst_cache_destroy(&qp->dst_cache);
 }
 
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -562,6 +574,9 @@ static void shca_qp_store_path(struct shca_qp *qp,
 	if (mask & IB_QP_AV) {
 		a->ah_attr = attr->ah_attr;
 		a->ah_attr.grh.sgid_attr = NULL;	/* ib_core holds it */
+		/* lazily: entries older than now are not used again */
+		if (shca_qp_is_conn(qp->ibqp.qp_type))
+			dst_cache_reset(&qp->dst_cache);
 	}
 	if (mask & IB_QP_PORT)
 		a->port_num = attr->port_num;

@@ -457,8 +457,13 @@ static enum shca_resp_verdict shca_resp_take_tm(struct shca_qp *qp,
 
 	if (resp->wqe_valid)
 		return SHCA_RV_DONE;
+	/*
+	 * A direct segment above the path MTU is a message the wire would
+	 * carry in several packets: it is reported the same way.
+	 */
 	ret = shca_tm_rx_first(qp, srq, p->payload, p->w.pay_len,
-			       (p->flags & SHCA_OPF_ONLY) == SHCA_OPF_ONLY);
+			       (p->flags & SHCA_OPF_ONLY) == SHCA_OPF_ONLY &&
+			       p->w.pay_len <= resp->mtu);
 	if (ret == -ENOENT || ret == -ENOMEM)
 		return SHCA_RV_RNR;
 	if (ret < 0) {
@@ -1163,8 +1168,11 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
  * shca_resp_batch_end - end of one rq_work run over an RC/UC QP
  * @qp: QP
  *
- * Sends pending responses (budgeted), then the coalesced ACK or a
- * deferred sequence NAK.  In the error or reset state, releases what the
+ * Sends pending responses (budgeted), then an ACK held back while they
+ * were due (or owed to a duplicate) or a deferred sequence NAK.  Other
+ * packets are acknowledged as the requester asks (AckReq: the end of a
+ * message, the edge of its window) or every SHCA_RESP_ACK_EVERY packets,
+ * not at the end of every batch.  In the error or reset state, releases what the
  * responder holds; a receive WQE in use is completed with a flush error
  * before rq.c flushes the rest of the RQ.
  *
@@ -1191,7 +1199,7 @@ bool shca_resp_batch_end(struct shca_qp *qp)
 		resp->nak_seq_due = false;
 		resp->unacked = 0;
 		resp->ack_due = false;
-	} else if (resp->unacked || resp->ack_due) {
+	} else if (resp->ack_due) {
 		shca_resp_ack(qp);
 	}
 	return false;

@@ -50,6 +50,7 @@
 #include <linux/workqueue.h>
 #include <linux/stringify.h>
 #include <linux/xarray.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/shca-abi.h>
@@ -330,6 +331,8 @@ struct shca_qp {
 	struct shca_req req;
 	struct shca_resp resp;		/* RC/UC responder, rq_work only */
 	struct shca_rss *rss;		/* RSS QPs only (rwq.c) */
+	/* RC/UC/XRC: the route of qp->attr.ah_attr (per CPU, BHs off) */
+	struct dst_cache dst_cache;
 };
 
 /* Copy a work request's scatter list into a WQE's SGE array. */

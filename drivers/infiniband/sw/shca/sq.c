@@ -13,6 +13,7 @@
  */
 #include <linux/jhash.h>
 #include <linux/log2.h>
+#include <net/route.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
@@ -83,13 +84,18 @@ static int shca_ud_dest(struct shca_qp *qp, u32 handle,
 	return err;
 }
 
+/* The UDP source port of a QP's packets: a flow hash of the QP pair. */
+static __be16 shca_path_sport(u32 qpn, u32 dqpn)
+{
+	return htons(0xc000 | (jhash_2words(qpn, dqpn, 0) & 0x3fff));
+}
+
 /* Route a UD packet to @dest.  Context: SQ engine. */
 static int shca_ud_path(struct shca_qp *qp, const struct shca_ud_dest *dest,
 			u32 dqpn, struct shca_path *path)
 {
 	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct ib_gid_attr *sattr;
-	u32 hash;
 	int err;
 
 	sattr = rdma_get_gid_attr(&sdev->ibdev, 1, dest->sgid_index);
@@ -99,11 +105,53 @@ static int shca_ud_path(struct shca_qp *qp, const struct shca_ud_dest *dest,
 	rdma_put_gid_attr(sattr);
 	if (err)
 		return err;
-	hash = jhash_2words(qp->ibqp.qp_num, dqpn, 0);
-	path->sport = htons(0xc000 | (hash & 0x3fff));
+	path->sport = shca_path_sport(qp->ibqp.qp_num, dqpn);
 	path->tclass = dest->tclass;
 	path->flow_label = dest->flow_label;
 	return 0;
+}
+
+/*
+ * The cached route of a connected QP, if still valid: the source
+ * address comes with it, the rest from the address vector.
+ * Return: true on a hit (path->dst held).
+ */
+static bool shca_qp_path_cached(struct shca_qp *qp,
+				const struct ib_global_route *grh,
+				struct shca_path *path)
+{
+	struct rtable *rt;
+
+	path->ipv4 = shca_gid_is_v4mapped(&grh->dgid);
+	path->dst = NULL;
+	local_bh_disable();	/* the cache is per CPU */
+	if (path->ipv4) {
+		rt = dst_cache_get_ip4(&qp->dst_cache, &path->saddr.v4);
+		if (rt)
+			path->dst = &rt->dst;
+		path->daddr.v4 = shca_gid_to_ipv4(&grh->dgid);
+#if IS_ENABLED(CONFIG_IPV6)
+	} else {
+		path->dst = dst_cache_get_ip6(&qp->dst_cache,
+					      &path->saddr.v6);
+		memcpy(&path->daddr.v6, grh->dgid.raw, sizeof(path->daddr.v6));
+#endif
+	}
+	local_bh_enable();
+	return path->dst;
+}
+
+/* Remember a resolved route of a connected QP. */
+static void shca_qp_path_cache(struct shca_qp *qp, struct shca_path *path)
+{
+	local_bh_disable();
+	if (path->ipv4)
+		dst_cache_set_ip4(&qp->dst_cache, path->dst, path->saddr.v4);
+#if IS_ENABLED(CONFIG_IPV6)
+	else
+		dst_cache_set_ip6(&qp->dst_cache, path->dst, &path->saddr.v6);
+#endif
+	local_bh_enable();
 }
 
 /**
@@ -111,6 +159,8 @@ static int shca_ud_path(struct shca_qp *qp, const struct shca_ud_dest *dest,
  * @qp: QP past RTR; its address vector is in qp->attr.ah_attr
  * @path: filled in; path->dst is held and consumed by shca_skb_xmit()
  *
+ * The route and source address are cached per QP (qp->dst_cache, reset
+ * when the address vector changes; a route change invalidates it too).
  * Context: process (an engine work item).
  */
 int shca_qp_path(struct shca_qp *qp, struct shca_path *path)
@@ -122,8 +172,19 @@ int shca_qp_path(struct shca_qp *qp, struct shca_path *path)
 		.tclass = grh->traffic_class,
 		.flow_label = grh->flow_label,
 	};
+	u32 dqpn = qp->attr.dest_qp_num;
+	int err;
 
-	return shca_ud_path(qp, &dest, qp->attr.dest_qp_num, path);
+	if (shca_qp_path_cached(qp, grh, path)) {
+		path->sport = shca_path_sport(qp->ibqp.qp_num, dqpn);
+		path->tclass = dest.tclass;
+		path->flow_label = dest.flow_label;
+		return 0;
+	}
+	err = shca_ud_path(qp, &dest, dqpn, path);
+	if (!err)
+		shca_qp_path_cache(qp, path);
+	return err;
 }
 
 static u32 shca_ud_qkey(struct shca_qp *qp, u32 wqe_qkey)
