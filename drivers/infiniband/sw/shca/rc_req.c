@@ -1225,9 +1225,71 @@ static u32 shca_req_ackreq_every(const struct shca_req *req)
 static u32 shca_req_read_seg(const struct shca_qp *qp,
 			     struct shca_req_wqe *w)
 {
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	u32 win = qp->req.win.cur;
+	int room;
+
+	/* on the wire, no larger than the device's room (at least MIN_WIN) */
+	if (!w->direct) {
+		room = SHCA_DEV_WIRE_BUDGET - atomic_read(&sdev->wire_inflight);
+		win = min_t(u32, win, max_t(int, SHCA_REQ_MIN_WIN, room));
+	}
 	w->seg_end = shca_rc_read_seg_end(w->sent, w->seg_end, w->acked,
-					  w->npkts, qp->req.win.cur);
+					  w->npkts, win);
 	return w->seg_end - w->sent;
+}
+
+/*
+ * The wire's share of the device: every RC QP's wire PSNs in flight
+ * (requests, and the responses a READ asks for) count against
+ * SHCA_DEV_WIRE_BUDGET, so that many QPs together never put more on the
+ * wire than the receiving side drains in far less than a retransmit
+ * timeout.  req.wire_charge is what this QP has counted in
+ * sdev->wire_inflight; shca_req_wire_charge() brings it up to date after
+ * anything that moves req.psn or req.una.
+ * Context: SQ engine.
+ */
+static u32 shca_req_wire_inflight(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+
+	if (!req->wire_sent || !shca_psn_before(req->una, req->wire_end))
+		return 0;
+	return shca_psn_mask(req->wire_end - req->una);
+}
+
+static void shca_req_wire_charge(struct shca_qp *qp)
+{
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	struct shca_req *req = &qp->req;
+	u32 now = shca_req_wire_inflight(qp);
+
+	if (now == req->wire_charge)
+		return;
+	atomic_add((int)now - (int)req->wire_charge, &sdev->wire_inflight);
+	req->wire_charge = now;
+}
+
+/* Context: the QP's last reference is gone, or SQ engine. */
+static void shca_req_wire_discharge(struct shca_qp *qp)
+{
+	atomic_sub(qp->req.wire_charge,
+		   &to_sdev(qp->ibqp.device)->wire_inflight);
+	qp->req.wire_charge = 0;
+}
+
+/*
+ * May @n more wire PSNs go out, with @inflight of ours in flight?  Always
+ * with nothing of ours in flight, and up to SHCA_REQ_MIN_WIN (so every
+ * QP moves, and a QP that waits has responses to come back with), beyond
+ * that while the device has room.
+ */
+static bool shca_req_wire_room(struct shca_qp *qp, u32 inflight, u32 n)
+{
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+
+	return !inflight || inflight + n <= SHCA_REQ_MIN_WIN ||
+	       atomic_read(&sdev->wire_inflight) + n <= SHCA_DEV_WIRE_BUDGET;
 }
 
 /*
@@ -1252,9 +1314,13 @@ static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 	inflight = shca_psn_mask(req->psn - req->una);
 	if (rc && inflight && inflight + n > req->win.cur)
 		return false;
+	if (rc && !w->direct && !shca_req_wire_room(qp, inflight, n))
+		return false;	/* our own ACKs bring us back */
 	ackreq = rc && (k + n == w->npkts ||
 			++req->since_ackreq >= shca_req_ackreq_every(req) ||
-			inflight + n >= req->win.cur);
+			inflight + n >= req->win.cur ||
+			(!w->direct &&
+			 !shca_req_wire_room(qp, inflight + n, 1)));
 	if (ackreq)
 		req->since_ackreq = 0;
 	err = shca_req_xmit(qp, w, k, ackreq);
@@ -1264,6 +1330,7 @@ static bool shca_req_step(struct shca_qp *qp, struct shca_req_wqe *w)
 		return false;
 	}
 	shca_req_sent(qp, w, n);
+	shca_req_wire_charge(qp);
 	return true;
 }
 
@@ -1392,6 +1459,7 @@ static void shca_req_flush(struct shca_qp *qp)
 	shca_req_disarm(qp, &req->rto_timer);
 	shca_req_disarm(qp, &req->rnr_timer);
 	req->rnr_wait = false;
+	req->wire_sent = false;		/* nothing is waited for any more */
 	while (req->head != req->fetch) {
 		struct shca_req_wqe *w = shca_req_wqe_at(qp, req->head);
 
@@ -1586,7 +1654,10 @@ bool shca_req_resumes(struct shca_qp *qp)
  */
 bool shca_req_pass(struct shca_qp *qp, u32 *passes)
 {
-	return shca_req_run(qp) && --*passes;
+	bool more = shca_req_run(qp);
+
+	shca_req_wire_charge(qp);	/* ACKs moved una, a flush ended all */
+	return more && --*passes;
 }
 
 /* ---- QP hooks (rc.h) ---- */
@@ -1635,6 +1706,7 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->una = req->psn;
 		req->next_psn = req->psn;
 		req->wire_sent = false;
+		shca_req_wire_discharge(qp);
 		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)
@@ -1735,6 +1807,7 @@ void shca_req_stop(struct shca_qp *qp)
  */
 void shca_req_fini(struct shca_qp *qp)
 {
+	shca_req_wire_discharge(qp);
 	shca_req_close_iops(qp);
 	kvfree(qp->req.wqes);
 	qp->req.wqes = NULL;

@@ -12,6 +12,7 @@
 
 #define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
 #define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
+#define SHCA_DEV_WIRE_BUDGET	256	/* wire PSNs in flight, all QPs */
 #define SHCA_REQ_ACKREQ_EVERY	16	/* AckReq at least every N packets */
 #define SHCA_REQ_RNR_INFINITE	7	/* rnr_retry value: retry forever */
 
@@ -118,6 +119,7 @@ struct shca_req {
 	u32 rnr_psn;		/* where to resume after the RNR wait */
 	u32 gb_psn;		/* last go-back-N target (while gb_armed) */
 	u32 wire_end;		/* one past the last PSN sent on the wire */
+	u32 wire_charge;	/* counted in sdev->wire_inflight */
 	struct shca_rc_win win;	/* adaptive send window (PSNs) */
 	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
 	unsigned long events;	/* SHCA_REQ_EV_* bits */

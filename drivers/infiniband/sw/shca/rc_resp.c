@@ -1169,11 +1169,13 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
  * @qp: QP
  *
  * Sends pending responses (budgeted), then an ACK held back while they
- * were due (or owed to a duplicate) or a deferred sequence NAK.  Other
- * packets are acknowledged as the requester asks (AckReq: the end of a
- * message, the edge of its window) or every SHCA_RESP_ACK_EVERY packets,
- * not at the end of every batch.  In the error or reset state, releases what the
- * responder holds; a receive WQE in use is completed with a flush error
+ * were due (or owed to a duplicate) or a deferred sequence NAK.  Packets
+ * of the wire get the coalesced ACK of the batch too, as a peer may not
+ * ask for one where it stalls; on the direct path, whose requester is
+ * shca's own, packets are acknowledged as it asks (AckReq: the end of a
+ * message, the edge of its window) or every SHCA_RESP_ACK_EVERY packets.
+ * In the error or reset state, releases what the responder holds; a
+ * receive WQE in use is completed with a flush error
  * before rq.c flushes the rest of the RQ.
  *
  * Context: qp->rq_work.
@@ -1199,7 +1201,7 @@ bool shca_resp_batch_end(struct shca_qp *qp)
 		resp->nak_seq_due = false;
 		resp->unacked = 0;
 		resp->ack_due = false;
-	} else if (resp->ack_due) {
+	} else if (resp->ack_due || (resp->unacked && !resp->direct)) {
 		shca_resp_ack(qp);
 	}
 	return false;

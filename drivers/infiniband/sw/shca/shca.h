@@ -168,6 +168,7 @@ struct shca_dev {
 	u32 num_mcg;			/* mcg_mutex */
 	u32 num_mca;			/* attachments, mcg_mutex */
 	struct shca_flow_dev *flow;	/* flow steering (flow.c) */
+	atomic_t wire_inflight;		/* RC wire PSNs in flight (rc_req.c) */
 };
 
 struct shca_ucontext {
