@@ -20,7 +20,14 @@ static void shca_abi_ring_ctl_test(struct kunit *test)
 	EXPECT_OFF(test, shca_ring_ctl, reserved_32, 4);
 	EXPECT_OFF(test, shca_ring_ctl, cons, 64);
 	EXPECT_OFF(test, shca_ring_ctl, flags, 68);
-	EXPECT_OFF(test, shca_ring_ctl, reserved_576, 72);
+	EXPECT_OFF(test, shca_ring_ctl, arm, 72);
+	EXPECT_OFF(test, shca_ring_ctl, reserved_608, 76);
+	/* the arm word is in the consumer's cache line, beside cons */
+	KUNIT_EXPECT_EQ(test, offsetof(struct shca_ring_ctl, arm) / 64,
+			offsetof(struct shca_ring_ctl, cons) / 64);
+	KUNIT_EXPECT_EQ(test, SHCA_CQ_ARM_NEXT, 1);
+	KUNIT_EXPECT_EQ(test, SHCA_CQ_ARM_SOLICITED, 2);
+	KUNIT_EXPECT_EQ(test, SHCA_CREATE_CQ_RESP_CMASK_ARM, 1);
 }
 
 static void shca_abi_sge_test(struct kunit *test)

@@ -8,6 +8,11 @@
  * entries are no longer needed.  poll_cq and the extended poll API run
  * under cq->lock and never sleep.
  *
+ * Arming: with a kernel that reads the arm word of the CQ's ctl
+ * (SHCA_CREATE_CQ_RESP_CMASK_ARM), ibv_req_notify_cq() sets it and makes
+ * no system call; the kernel takes it when it next writes a CQE
+ * (shca-abi.h).  Otherwise it is the uverbs command.
+ *
  * Tag matching: the completions of a TM SRQ (SHCA_CQE_F_TM) come to its
  * CQ with the IBV_WC_TM_* opcodes and statuses, the TM flags and the
  * TMH's tag and app_ctx (ibv_wc_read_tm_info()).  Reading one that
@@ -473,6 +478,7 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ctx,
 		goto err_destroy;
 	}
 	cq->cqn = resp.cqn;
+	cq->arm_word = resp.comp_mask & SHCA_CREATE_CQ_RESP_CMASK_ARM;
 	shca_cq_set_ex_ops(&cq->vcq.cq_ex);
 	return cq;
 
@@ -513,9 +519,33 @@ struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ctx,
 	return cq ? &cq->vcq.cq_ex : NULL;
 }
 
+/**
+ * shca_req_notify_cq - ibv_req_notify_cq()
+ * @ibcq: the CQ
+ * @solicited_only: an event for a solicited or failed completion only
+ *
+ * Sets the request in the arm word with an atomic OR (a NEXT already
+ * there stays: it wins over SOLICITED), then a full barrier orders it
+ * before the caller's next poll reads prod: either the kernel sees the
+ * arm when it writes a CQE, or that poll sees the CQE.  cq->lock keeps a
+ * resize from moving the ring under us.
+ *
+ * Return: 0, or the command's error on a kernel without the arm word.
+ */
 int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+	struct shca_cq *cq = to_shca_cq(ibcq);
+
+	if (!cq->arm_word)
+		return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+	pthread_spin_lock(&cq->lock);
+	__atomic_fetch_or(&cq->ring.ctl->arm,
+			  solicited_only ? SHCA_CQ_ARM_SOLICITED :
+					   SHCA_CQ_ARM_NEXT,
+			  __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
 }
 
 /*

@@ -708,7 +708,14 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ibv_send_wr *wr)
 	return 0;
 }
 
-/* Ring the doorbell unless the kernel's SQ engine is already running. */
+/*
+ * Ring the doorbell unless the kernel's SQ engine is already running.
+ * Called after sq.lock is dropped, so that other threads posting to the
+ * QP do not spin through our system call: each poster publishes its own
+ * prod, then the full barrier here orders that store before its read of
+ * the flag, against the engine's clear-barrier-reread of prod.  Whoever
+ * reads the flag clear rings; nobody's WQEs are left unseen.
+ */
 void shca_sq_doorbell(struct shca_qp *qp)
 {
 	struct ibv_send_wr *bad;
@@ -726,6 +733,7 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	uint32_t start;
+	bool posted;
 	int ret = 0;
 
 	if (!qp->sq.ring.map) {
@@ -747,11 +755,12 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		}
 		qp->sq.prod++;
 	}
-	if (qp->sq.prod != start) {
+	posted = qp->sq.prod != start;
+	if (posted)
 		shca_wq_publish(&qp->sq);
-		shca_sq_doorbell(qp);
-	}
 	pthread_spin_unlock(&qp->sq.lock);
+	if (posted)
+		shca_sq_doorbell(qp);
 	return ret;
 }
 
@@ -792,10 +801,11 @@ int shca_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	shca_wqe_set_bind(wqe, mw, rkey, &mw_bind->bind_info);
 	qp->sq.prod++;
 	shca_wq_publish(&qp->sq);
-	shca_sq_doorbell(qp);
 	mw->rkey = rkey;
 out:
 	pthread_spin_unlock(&qp->sq.lock);
+	if (!ret)
+		shca_sq_doorbell(qp);
 	return ret;
 }
 

@@ -430,17 +430,20 @@ static int shca_wr_complete(struct ibv_qp_ex *qpx)
 {
 	struct shca_qp *qp = qpx_to_shca(qpx);
 	int err = qp->wr_err;
+	bool posted;
 
 	if (err) {
 		shca_wr_end(qp);
 		return err;
 	}
-	if (qp->sq.prod != qp->wr_start_prod) {
+	posted = qp->sq.prod != qp->wr_start_prod;
+	if (posted)
 		shca_wq_publish(&qp->sq);
-		shca_sq_doorbell(qp);
-	}
 	qp->wr_cur = NULL;
 	pthread_spin_unlock(&qp->sq.lock);
+	/* outside the lock: other posters do not wait for our system call */
+	if (posted)
+		shca_sq_doorbell(qp);
 	return 0;
 }
 

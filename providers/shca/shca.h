@@ -97,9 +97,9 @@ struct shca_cq {
 	pthread_spinlock_t tm_lock;
 	struct shca_srq *tm_srqs;
 	/*
-	 * lock serialises pollers and resize.  cons is our private consumer
-	 * index: we are the only writer of ring.ctl->cons, so we never read
-	 * it back from shared memory.
+	 * lock serialises pollers, arming and resize.  cons is our private
+	 * consumer index: we are the only writer of ring.ctl->cons, so we
+	 * never read it back from shared memory.
 	 */
 	pthread_spinlock_t lock;
 	struct shca_ring ring;
@@ -109,6 +109,8 @@ struct shca_cq {
 	 */
 	struct shca_cqe cur;
 	bool cur_valid;
+	/* The kernel reads ring.ctl->arm: arming needs no system call. */
+	bool arm_word;
 };
 
 /*

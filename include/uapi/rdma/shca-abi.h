@@ -96,7 +96,28 @@ struct shca_ring_ctl {
 	__u32 reserved_32[15];
 	__u32 cons;
 	__u32 flags;		/* enum shca_ring_flags, written by the kernel */
-	__u32 reserved_576[14];
+	__u32 arm;		/* CQ: enum shca_cq_arm, see below */
+	__u32 reserved_608[13];
+};
+
+/*
+ * Arming a CQ without a system call (a CQ whose create_cq response has
+ * SHCA_CREATE_CQ_RESP_CMASK_ARM): ibv_req_notify_cq() ORs SHCA_CQ_ARM_NEXT,
+ * or SHCA_CQ_ARM_SOLICITED for solicited_only, into ctl->arm with an
+ * atomic read-modify-write, then issues a full barrier before it polls
+ * again.  Each time the kernel writes a CQE it publishes prod, issues a
+ * full barrier and, if the word is non-zero, swaps it with zero; what it
+ * took counts as an ib_req_notify_cq() of that kind (NEXT wins over
+ * SOLICITED; one event per arm, moderation applies).  So either the
+ * kernel sees the arm when it writes a CQE, or the consumer's next poll
+ * sees that CQE: a CQE written between a poll and the arm is reported by
+ * the next poll, not by an event (ibv_req_notify_cq(3)).  Other bits are
+ * ignored.  Resizing the CQ carries an arm over; the new ring's word
+ * starts at zero.
+ */
+enum shca_cq_arm {
+	SHCA_CQ_ARM_NEXT = 1 << 0,
+	SHCA_CQ_ARM_SOLICITED = 1 << 1,
 };
 
 /* ------------------------------------------------------------------ */
@@ -405,8 +426,12 @@ struct shca_create_cq_req {
 	__u32 reserved_32;
 };
 
+enum shca_create_cq_resp_cmask {
+	SHCA_CREATE_CQ_RESP_CMASK_ARM = 1 << 0,	/* ctl->arm is read */
+};
+
 struct shca_create_cq_resp {
-	__u32 comp_mask;
+	__u32 comp_mask;	/* enum shca_create_cq_resp_cmask */
 	__u32 cqn;
 	struct shca_ring_info ring;
 };

@@ -239,6 +239,28 @@ static void fake_cq_push(struct fake_cq *f, uint64_t wr_id, uint8_t status,
 	f->ctl.prod++;
 }
 
+/*
+ * ibv_req_notify_cq() with a kernel that reads the arm word: no command,
+ * the request ORed into ctl->arm (NEXT stays when SOLICITED follows).
+ */
+static void test_req_notify_cq(void)
+{
+	static struct fake_cq f;
+	struct ibv_cq *cq = &f.cq.vcq.cq;
+
+	fake_cq_init(&f);
+	f.cq.arm_word = true;
+	CHECK(shca_req_notify_cq(cq, 0) == 0);
+	CHECK(f.ctl.arm == SHCA_CQ_ARM_NEXT);
+	CHECK(shca_req_notify_cq(cq, 1) == 0);
+	CHECK(f.ctl.arm == (SHCA_CQ_ARM_NEXT | SHCA_CQ_ARM_SOLICITED));
+	f.ctl.arm = 0;		/* the kernel took it */
+	CHECK(shca_req_notify_cq(cq, 1) == 0);
+	CHECK(f.ctl.arm == SHCA_CQ_ARM_SOLICITED);
+	CHECK(f.ctl.prod == 0 && f.ctl.cons == 0 && f.ctl.flags == 0);
+	pthread_spin_destroy(&f.cq.lock);
+}
+
 static void test_poll_cq(void)
 {
 	static struct fake_cq f;
@@ -1348,6 +1370,7 @@ int main(void)
 	test_match_device();
 	test_ring_check();
 	test_ring_map();
+	test_req_notify_cq();
 	test_poll_cq();
 	test_poll_cq_ex();
 	test_qp_ex_check();

@@ -8,21 +8,45 @@
  * (ring.kcons).  A user CQ's consumer index is read from shared memory
  * and never trusted.
  *
+ * Arming: ib_req_notify_cq() (kernel ULPs, and user CQs of providers
+ * that make the system call) sets cq->notify.  A user CQ is also armed
+ * through the arm word of its mapped ctl (shca-abi.h): every CQE write
+ * publishes prod, issues a full barrier and drains a non-zero word into
+ * cq->notify (shca_cq_take_arm()), so an arm racing with a CQE write is
+ * either seen by that write or followed by a poll that sees the CQE.
+ *
  * Events: a completion that matches the armed state (NEXT_COMP or
  * SOLICITED) is counted in mod_pending.  With no moderation the event is
  * raised at once; with modify_cq() it is raised when mod_count such
  * completions have accumulated since the last event, or mod_period usec
  * after the first of them (mod_timer), whichever comes first.  Raising
- * disarms the CQ and queues comp_work on the CPU of the CQ's completion
- * vector, which calls comp_handler.  Destroy stops both synchronously
- * (the CQ is idle by then: ib_core refuses to destroy a CQ a QP uses).
+ * disarms the CQ; comp_handler is then called once cq->lock is dropped:
+ *  - inline, in the raiser's context (shca_cq_deliver()), when the
+ *    handler is uverbs' (user CQs) or ib_core's own (ib_alloc_cq() CQs
+ *    polled from softirq or a workqueue).  These only queue the event or
+ *    schedule the poller and never call back into shca, so whatever lock
+ *    the raiser holds cannot deadlock them.  The raisers are the engines
+ *    through shca_cq_post() (process context; the SQ engine holds the
+ *    qp->sq_engine mutex, rwq.c holds rwq->lock with IRQs off, tm.c may
+ *    hold srq->lock or tm->ops_lock), modify_cq() (process) and
+ *    mod_timer (softirq).  Softirqs raised by the handler (irq_poll) run
+ *    as it returns only when the raiser is preemptible, i.e. holds no
+ *    spinlock: softirq code takes no shca mutex;
+ *  - through comp_work on the completion vector's CPU for any other
+ *    handler (ib_create_cq() consumers, IB_POLL_DIRECT), which may poll,
+ *    arm or post from inside and so must not run under a caller's lock.
+ * Destroy stops the timer and the work and waits for inline calls (the
+ * CQ is idle by then: ib_core refuses to destroy a CQ a QP uses), so no
+ * handler runs once destroy_cq returns.
  */
 #include <linux/cpumask.h>
 #include <linux/hrtimer.h>
 #include <linux/log2.h>
+#include <linux/wait_bit.h>
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "cq_logic.h"
 
 static int shca_cq_check_cqe(struct ib_device *ibdev, int cqe)
 {
@@ -68,6 +92,7 @@ static int shca_cq_reply(struct shca_dev *sdev, struct shca_cq *cq,
 
 	if (!udata)
 		return 0;
+	resp.comp_mask = SHCA_CREATE_CQ_RESP_CMASK_ARM;
 	resp.cqn = cq->cqn;
 	shca_ring_fill_info(&cq->ring, &resp.ring);
 	return shca_udata_put_resp(&sdev->ibdev, udata, &resp, sizeof(resp));
@@ -119,6 +144,7 @@ static void shca_cq_init_events(struct shca_cq *cq, u32 vector)
 {
 	cq->comp_cpu = shca_cq_vector_cpu(vector);
 	INIT_WORK(&cq->comp_work, shca_cq_comp_work);
+	atomic_set(&cq->handlers, 0);
 	hrtimer_init(&cq->mod_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	cq->mod_timer.function = shca_cq_mod_timer;
 }
@@ -161,9 +187,16 @@ err_out:
 	return err;
 }
 
+/* Wait for comp_handler calls in the raisers' context to return. */
+static void shca_cq_wait_handlers(struct shca_cq *cq)
+{
+	wait_var_event(&cq->handlers, !atomic_read(&cq->handlers));
+}
+
 /*
  * Context: process.  No QP uses the CQ any more; stop the moderation
- * timer and the event work before the CQ's memory goes away.
+ * timer, the event work and inline handlers before the CQ's memory goes
+ * away.
  */
 int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
@@ -176,6 +209,7 @@ int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	spin_unlock_irqrestore(&cq->lock, flags);
 	hrtimer_cancel(&cq->mod_timer);
 	cancel_work_sync(&cq->comp_work);
+	shca_cq_wait_handlers(cq);
 	shca_cq_free_cqn(sdev, cq);
 	shca_ring_free(&cq->ring);
 	return 0;
@@ -190,6 +224,30 @@ static u32 shca_cq_cons(struct shca_cq *cq)
 		return smp_load_acquire(&cq->ring.ctl->cons);
 	}
 	return cq->ring.kcons;
+}
+
+/* Merge an arm request into cq->notify; NEXT_COMP wins.  cq->lock held. */
+static void shca_cq_arm(struct shca_cq *cq, enum ib_cq_notify_flags how)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->notify = shca_cq_arm_merge(cq->notify, how);
+}
+
+/*
+ * Take the arm request a user CQ's provider left in @ctl->arm (shca-abi.h)
+ * into cq->notify.  The word is user memory: only "armed or not" and
+ * "solicited only or not" are read from it, and it is read once.  A
+ * kernel CQ has no arm word.  cq->lock held.
+ */
+static void shca_cq_take_arm(struct shca_cq *cq, struct shca_ring_ctl *ctl)
+{
+	u32 arm;
+
+	lockdep_assert_held(&cq->lock);
+	if (!cq->user || !(READ_ONCE(ctl->arm) & SHCA_CQ_ARM_MASK))
+		return;
+	arm = xchg(&ctl->arm, 0);
+	shca_cq_arm(cq, shca_cq_arm_word(arm));
 }
 
 /* Move unpolled CQEs of @cq to the start of @ring; cq->lock held. */
@@ -212,6 +270,8 @@ static int shca_cq_move(struct shca_cq *cq, struct shca_ring *ring)
 	ring->kprod = n;
 	/* copied CQEs are visible before prod (the ring is not shared yet) */
 	smp_store_release(&ring->ctl->prod, n);
+	/* an arm in the old ring's word stays; the provider arms the new one */
+	shca_cq_take_arm(cq, cq->ring.ctl);
 	swap(cq->ring, *ring);
 	return 0;
 }
@@ -391,8 +451,7 @@ int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	int ret = 0;
 
 	spin_lock_irqsave(&cq->lock, irqflags);
-	if (cq->notify != IB_CQ_NEXT_COMP)
-		cq->notify = flags & IB_CQ_SOLICITED_MASK;
+	shca_cq_arm(cq, flags & IB_CQ_SOLICITED_MASK);
 	cons = shca_cq_cons(cq);
 	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
 	    !shca_ring_idx_empty(cq->ring.kprod, cons))
@@ -406,29 +465,69 @@ static bool shca_cq_should_notify(struct shca_cq *cq, const struct shca_cqe *cqe
 				  bool solicited)
 {
 	lockdep_assert_held(&cq->lock);
-	if (cq->notify == IB_CQ_NEXT_COMP)
-		return true;
-	return cq->notify == IB_CQ_SOLICITED &&
-	       (solicited || cqe->status != IB_WC_SUCCESS);
+	return shca_cq_notify_due(cq->notify, solicited, cqe->status);
 }
 
 /*
- * Raise the completion event: disarm and hand comp_handler to the
- * vector's CPU.  cq->lock held.
+ * May comp_handler run in the raiser's context (see the top of this
+ * file)?  uverbs' handler only queues the event and wakes the process;
+ * ib_core's for ib_alloc_cq() CQs (they have cq->wc) only schedules the
+ * poller, except IB_POLL_DIRECT's.
  */
-static void shca_cq_raise(struct shca_cq *cq)
+static bool shca_cq_handler_inline(struct shca_cq *cq)
+{
+	struct ib_cq *ibcq = &cq->ibcq;
+
+	return cq->user || (ibcq->wc && ibcq->poll_ctx != IB_POLL_DIRECT);
+}
+
+/*
+ * Raise the completion event: disarm, and either queue comp_work on the
+ * vector's CPU or have the caller call shca_cq_deliver() once it has
+ * dropped cq->lock.  cq->lock held.
+ * Return: true if the caller must call shca_cq_deliver().
+ */
+static bool shca_cq_raise(struct shca_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
 	cq->notify = 0;
 	cq->mod_pending = 0;
 	/* a running callback finds nothing pending; never waits here */
 	hrtimer_try_to_cancel(&cq->mod_timer);
-	if (cq->dying)
-		return;
+	if (cq->dying || !cq->ibcq.comp_handler)
+		return false;
+	if (shca_cq_handler_inline(cq)) {
+		atomic_inc(&cq->handlers);	/* destroy waits for it */
+		return true;
+	}
 	if (cpu_online(cq->comp_cpu))
 		queue_work_on(cq->comp_cpu, shca_comp_wq, &cq->comp_work);
 	else
 		queue_work(shca_comp_wq, &cq->comp_work);
+	return false;
+}
+
+/*
+ * Call comp_handler for an event shca_cq_raise() left to us.  A kernel
+ * CQ's handler may raise a softirq (irq_poll): when we are preemptible
+ * (no spinlock held, IRQs on) it runs as BHs are re-enabled, otherwise at
+ * the next chance the kernel takes.
+ * Context: process or softirq, cq->lock not held; any other lock of the
+ * raiser may be held (the handlers never call back into shca).
+ */
+static void shca_cq_deliver(struct shca_cq *cq)
+{
+	struct ib_cq *ibcq = &cq->ibcq;
+
+	if (!cq->user && preemptible()) {
+		local_bh_disable();
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
+		local_bh_enable();
+	} else {
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
+	}
+	if (atomic_dec_and_test(&cq->handlers))
+		wake_up_var(&cq->handlers);
 }
 
 /* Has the moderation threshold been reached?  cq->lock held. */
@@ -442,19 +541,21 @@ static bool shca_cq_mod_due(struct shca_cq *cq)
 	return cq->mod_count && cq->mod_pending >= cq->mod_count;
 }
 
-/* Account one event-worthy completion.  cq->lock held. */
-static void shca_cq_moderate(struct shca_cq *cq)
+/*
+ * Account one event-worthy completion.  cq->lock held.
+ * Return: true if the caller must call shca_cq_deliver().
+ */
+static bool shca_cq_moderate(struct shca_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
 	cq->mod_pending++;
-	if (shca_cq_mod_due(cq)) {
-		shca_cq_raise(cq);
-		return;
-	}
+	if (shca_cq_mod_due(cq))
+		return shca_cq_raise(cq);
 	if (cq->mod_period && cq->mod_pending == 1 && !cq->dying)
 		hrtimer_start(&cq->mod_timer,
 			      ns_to_ktime((u64)cq->mod_period * NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_SOFT);
+	return false;
 }
 
 /*
@@ -465,18 +566,23 @@ static enum hrtimer_restart shca_cq_mod_timer(struct hrtimer *timer)
 {
 	struct shca_cq *cq = container_of(timer, struct shca_cq, mod_timer);
 	unsigned long flags;
+	bool deliver = false;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->mod_pending)
-		shca_cq_raise(cq);
+		deliver = shca_cq_raise(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
+	/* destroy's hrtimer_cancel() waits for this too */
+	if (deliver)
+		shca_cq_deliver(cq);
 	return HRTIMER_NORESTART;
 }
 
 /*
- * Deliver the completion event.  Context: process, a bound kworker of
- * the completion vector's CPU (shca_comp_wq), BHs disabled around
- * the handler so softirq-based pollers (irq_poll) run on the way out.
+ * Deliver the completion event of a CQ whose handler does not run inline.
+ * Context: process, a bound kworker of the completion vector's CPU
+ * (shca_comp_wq), BHs disabled around the handler so softirq-based
+ * pollers run on the way out.
  */
 static void shca_cq_comp_work(struct work_struct *work)
 {
@@ -501,6 +607,7 @@ static void shca_cq_comp_work(struct work_struct *work)
 void shca_cq_sync_events(struct shca_cq *cq)
 {
 	flush_work(&cq->comp_work);
+	shca_cq_wait_handlers(cq);
 }
 
 /**
@@ -516,6 +623,7 @@ int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 {
 	struct shca_cq *cq = to_scq(ibcq);
 	unsigned long flags;
+	bool deliver = false;
 
 	if (cq_period > SHCA_MAX_CQ_MOD_PERIOD) {
 		ibdev_dbg(ibcq->device, "cq %u: cq_period %u > %u\n", cq->cqn,
@@ -526,8 +634,10 @@ int shca_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
 	cq->mod_count = cq_count;
 	cq->mod_period = cq_period;
 	if (shca_cq_mod_due(cq))
-		shca_cq_raise(cq);
+		deliver = shca_cq_raise(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
+	if (deliver)
+		shca_cq_deliver(cq);
 	return 0;
 }
 
@@ -569,15 +679,17 @@ static void shca_cq_overflow(struct shca_cq *cq)
  * @solicited: the completion is for a solicited message
  *
  * A full (or corrupt) ring marks the CQ in error and sends
- * IB_EVENT_CQ_ERR once; the completion is lost.  The completion event
- * itself is delivered asynchronously on the vector's CPU (see the top of
- * this file).
- * Context: any (the engines' work items); does not sleep.
+ * IB_EVENT_CQ_ERR once; the completion is lost.  An arm request in a user
+ * CQ's arm word is taken after the CQE is published; the completion
+ * event, if one is due, is delivered before we return or through
+ * comp_work (see the top of this file).
+ * Context: process or softirq, not hardirq; does not sleep.  The caller
+ * may hold its own locks (the comp_handlers run here never take them).
  */
 void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		  bool solicited)
 {
-	bool overflow = false;
+	bool overflow = false, deliver = false;
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
@@ -585,11 +697,23 @@ void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		WRITE_ONCE(cq->ring.ctl->flags, SHCA_RING_F_ERROR);
 		overflow = !cq->overflow;
 		cq->overflow = true;
-	} else if (shca_cq_should_notify(cq, cqe, solicited)) {
-		shca_cq_moderate(cq);
+	} else {
+		if (cq->user && cq->notify != IB_CQ_NEXT_COMP) {
+			/*
+			 * prod is published before we look at the arm word;
+			 * pairs with the provider's barrier between arming
+			 * and polling
+			 */
+			smp_mb();
+			shca_cq_take_arm(cq, cq->ring.ctl);
+		}
+		if (shca_cq_should_notify(cq, cqe, solicited))
+			deliver = shca_cq_moderate(cq);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
+	if (deliver)
+		shca_cq_deliver(cq);
 	if (overflow)
 		shca_cq_overflow(cq);
 }

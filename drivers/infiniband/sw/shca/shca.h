@@ -230,6 +230,9 @@ struct shca_mr {
 	spinlock_t lock;		/* everything below but type/index */
 	enum shca_mr_type type;
 	struct ib_umem *umem;
+	/* the umem's scatterlist entry last copied at, and its first page */
+	struct scatterlist *sg_hint;
+	u64 sg_hint_pg;
 	u64 iova;
 	u64 length;
 	int access;
@@ -272,6 +275,7 @@ struct shca_cq {
 	int comp_cpu;			/* CPU of the completion vector */
 	struct hrtimer mod_timer;	/* cq_period; cancelled in destroy */
 	struct work_struct comp_work;	/* comp_handler on comp_cpu; ditto */
+	atomic_t handlers;		/* inline comp_handler calls running */
 };
 
 struct shca_tm;
