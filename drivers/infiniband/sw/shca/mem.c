@@ -42,25 +42,62 @@ static void shca_copy_dir(void *mem, void *buf, size_t len, bool to_mr)
 		memcpy(buf, mem, len);
 }
 
+/*
+ * The umem scatterlist entry holding page @pg of @mr, and in @first the
+ * index of its first page.  The walk starts at the entry the last copy
+ * used when that lies before @pg, so a message copied packet after packet
+ * never walks the list from its start again.  mr->lock held.
+ */
+static struct scatterlist *shca_umem_seek(struct shca_mr *mr, u64 pg,
+					  u64 *first)
+{
+	struct scatterlist *sg = mr->umem->sgt_append.sgt.sgl;
+	u64 start = 0;
+
+	lockdep_assert_held(&mr->lock);
+	if (mr->sg_hint && mr->sg_hint_pg <= pg) {
+		sg = mr->sg_hint;
+		start = mr->sg_hint_pg;
+	}
+	for (; sg; sg = sg_next(sg)) {
+		u64 npg = PAGE_ALIGN(sg->offset + sg->length) >> PAGE_SHIFT;
+
+		if (pg < start + npg)
+			break;
+		start += npg;
+	}
+	if (sg) {
+		mr->sg_hint = sg;
+		mr->sg_hint_pg = start;
+	}
+	*first = start;
+	return sg;
+}
+
 /* Copy through the umem pages, @off bytes into the pinned range. */
-static int shca_umem_copy(struct ib_umem *umem, u64 off, void *buf, u32 len,
+static int shca_umem_copy(struct shca_mr *mr, u64 off, void *buf, u32 len,
 			  bool to_mr)
 {
-	struct sg_table *sgt = &umem->sgt_append.sgt;
-	struct sg_page_iter piter;
+	u64 pg = off >> PAGE_SHIFT, first;
 	u32 pgoff = off & ~PAGE_MASK;
+	struct scatterlist *sg;
 
-	for_each_sg_page(sgt->sgl, &piter, sgt->orig_nents, off >> PAGE_SHIFT) {
-		u32 n = min_t(u32, len, PAGE_SIZE - pgoff);
-		void *va = kmap_local_page(sg_page_iter_page(&piter));
+	sg = shca_umem_seek(mr, pg, &first);
+	for (; sg && len; sg = sg_next(sg)) {
+		u64 npg = PAGE_ALIGN(sg->offset + sg->length) >> PAGE_SHIFT;
 
-		shca_copy_dir(va + pgoff, buf, n, to_mr);
-		kunmap_local(va);
-		buf += n;
-		len -= n;
-		pgoff = 0;
-		if (!len)
-			break;
+		for (; pg < first + npg && len; pg++) {
+			u32 n = min_t(u32, len, PAGE_SIZE - pgoff);
+			void *va = kmap_local_page(nth_page(sg_page(sg),
+							    pg - first));
+
+			shca_copy_dir(va + pgoff, buf, n, to_mr);
+			kunmap_local(va);
+			buf += n;
+			len -= n;
+			pgoff = 0;
+		}
+		first += npg;
 	}
 	return len ? -EFAULT : 0;
 }
@@ -110,8 +147,8 @@ static int shca_mr_copy_locked(struct shca_mr *mr, u64 addr, void *buf,
 	}
 	if (mr->type == SHCA_MR_FRMR)
 		return shca_frmr_copy(mr, addr, buf, len, to_mr);
-	return shca_umem_copy(mr->umem, addr - mr->iova +
-			      ib_umem_offset(mr->umem), buf, len, to_mr);
+	return shca_umem_copy(mr, addr - mr->iova + ib_umem_offset(mr->umem),
+			      buf, len, to_mr);
 }
 
 /* One checked copy inside one MR.  Context: process, does not sleep. */

@@ -209,6 +209,7 @@ static struct ib_umem *shca_mr_set_trans(struct shca_mr *mr,
 	spin_lock(&mr->lock);
 	old = mr->umem;
 	mr->umem = umem;
+	mr->sg_hint = NULL;	/* it pointed into the old umem */
 	mr->iova = iova;
 	mr->length = length;
 	spin_unlock(&mr->lock);
