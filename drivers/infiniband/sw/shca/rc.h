@@ -4,18 +4,22 @@
  *
  * Split of work:
  *  - rc_req.c  requester and completer (struct shca_req in rc_req.h).
- *    Runs only inside qp->sq_work: new WQEs from the SQ ring, response
- *    packets from qp->comp_queue (ACK, NAK, READ responses, atomic ACKs)
- *    and timer expiries (timers only set a flag and queue sq_work) are all
- *    handled there, so the requester state needs no lock.
+ *    Runs only inside SQ engine runs (engine.c: qp->sq_work, a user
+ *    doorbell in the posting thread, rq_work catching up), serialised by
+ *    qp->sq_engine: new WQEs from the SQ ring, response packets from
+ *    qp->comp_queue (ACK, NAK, READ responses, atomic ACKs) and timer
+ *    expiries (timers only set a flag and queue sq_work) are all handled
+ *    there, so the requester state needs no other lock but for the queue
+ *    of internal operations (req.iop_lock).
  *  - rc_resp.c responder (struct shca_resp in rc_resp.h).  Runs only
  *    inside qp->rq_work on request packets from qp->rx_queue; it owns the
  *    RQ consumer index and sends ACKs, NAKs, READ responses and atomic
  *    ACKs itself.
  *
- * Packet steering (rq.c, softirq): a packet whose opcode is not of the
- * QP's transport is dropped; SHCA_OPF_RESP opcodes go to comp_queue and
- * kick sq_work, everything else to rx_queue and kicks rq_work.  Every
+ * Packet steering (recv.c, softirq or the direct path): a packet whose
+ * opcode is not of the QP's transport is dropped; SHCA_OPF_RESP opcodes
+ * go to comp_queue and kick sq_work, everything else to rx_queue and
+ * kicks rq_work.  Every
  * queued skb holds a QP reference, dropped by whoever consumes it.
  *
  * The QP hooks below are called from qp.c:

@@ -329,6 +329,7 @@ struct shca_qp {
 	struct shca_wq rq;		/* no ring with an SRQ, or on XRC QPs */
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct mutex sq_engine;		/* one SQ engine run at a time */
+	bool sq_lingered;		/* idle once already, qp->sq_engine */
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
 	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
 	struct sk_buff_head comp_queue;	/* RC/UC responses for sq_work, ditto */
