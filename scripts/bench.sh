@@ -1,23 +1,60 @@
 #!/bin/bash
-# make bench: boot one 6.12 VM (rdma_rxe works inside a netns there) and
-# measure the shca pair (shca0 in shca-a <-> shca1 in shca-b) and rdma_rxe
-# in the same run (rxe has no netns support in 6.1/6.12, so its side is one
-# rxe0 in init_net talking to its own address, looped back inside rxe; see
-# pair_setup in scripts/e2e/lib.sh): ib_write_bw / ib_send_bw / ib_read_bw at 64 KiB
-# with 1 and 16 QPs, and the 2-byte RC round trip (ibv_rc_pingpong
-# usec/iter: perftest's latency tools print inf under TCG).  Prints a table
-# of values and shca/rxe ratios (bandwidth: >1 is better for shca; round
-# trip: <1 is better for shca).  Never asserts on timings; TCG numbers
-# only compare the two drivers on the same emulated machine.
-#   BENCH_ITERS (default 100), BENCH_PP_ITERS (default 1000),
+# make bench: boot one 6.12 VM and measure, in that one boot, three columns:
+#
+#   shca   shca0 in shca-a <-> shca1 in shca-b, the same-host direct path
+#          (module parameter direct=1, the default)
+#   wire   the same pair with the direct path forced off
+#          (echo 0 > /sys/module/shca/parameters/direct): every packet
+#          crosses the IP stack and the veth
+#   rxe    rdma_rxe: rxe has no netns support in 6.1/6.12, so its side is
+#          one rxe0 in init_net talking to its own address, looped back
+#          inside rxe (see pair_setup in scripts/e2e/lib.sh)
+#
+# and prints a table of the values with the ratios shca/rxe and wire/rxe
+# (bandwidth and IOPS: >1 is better for shca; round trip: <1 is better):
+#
+#   - ib_write_bw, ib_send_bw, ib_read_bw at 4 KiB and 64 KiB, 1 and 16 QPs
+#     (MB/s, perftest's average);
+#   - the 2-byte RC round trip of ibv_rc_pingpong, polled and with -e
+#     (sleeping on completion events), in usec/iter (perftest's latency
+#     tools print inf under TCG);
+#   - system calls per WR: the SQ doorbells that reached the kernel
+#     (counter sq_doorbells of the requester's device) per WR posted in the
+#     ib_write_bw 4 KiB 1-QP run (shca only), and the system calls of that
+#     run's client under strace -f -c, less those of a 5-WR run (setup and
+#     teardown), per WR (every column; the growth of each call is printed;
+#     strace slows the poster down, so this is an upper bound;
+#     BENCH_STRACE=0 skips it);
+#   - ACKs per data packet: rc_acks_sent / rx_packets growth of the
+#     responder's device in the ib_write_bw 64 KiB 1-QP run;
+#   - fio 4 KiB random-read IOPS over NVMe-oF (nvme-rdma to nvmet-rdma on a
+#     RAM disk, one device talking to its own address, as in
+#     scripts/e2e/nvmeof.sh), for every column.
+#
+# Timings are never asserted: TCG numbers only compare the drivers on the
+# same emulated machine.  A perftest run that gives up with "Can't produce
+# a report" (its r^2 check of the TSC under TCG) runs again, at most 3
+# tries, and never counts as a value.  Iterations (environment):
+#   BENCH_N_4K=5000     ib_*_bw 4 KiB, 1 QP
+#   BENCH_N_64K=2000    ib_*_bw 64 KiB, 1 QP
+#   BENCH_N_Q16=1000    ib_*_bw with 16 QPs, per QP (both sizes)
+#   BENCH_PP_ITERS=5000 ibv_rc_pingpong round trips (each mode)
+#   BENCH_FIO_S=20      seconds of fio per column
+#   BENCH_STRACE=1      the strace row (0: skip)
+#   BENCH_COLS="shca wire rxe"   the columns to measure
 #   BENCH_OUT (default build/bench)
+# The defaults take some 15 to 30 minutes under TCG (the slower the paths,
+# the longer).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ "${1:-}" != --in-vm ]; then
 	out=${BENCH_OUT:-$top/build/bench}
 	mkdir -p "$out"
-	export SHCA_BENCH_ITERS=${BENCH_ITERS:-100} SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-1000}
+	export SHCA_BENCH_N_4K=${BENCH_N_4K:-5000} SHCA_BENCH_N_64K=${BENCH_N_64K:-2000} \
+		SHCA_BENCH_N_Q16=${BENCH_N_Q16:-1000} SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-5000} \
+		SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
+		SHCA_BENCH_COLS=${BENCH_COLS:-shca wire rxe}
 	"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
 	rc=$?
 	echo "# bench: logs in $out"
@@ -26,8 +63,15 @@ fi
 
 E2E_SUITE=bench
 . "$top/scripts/e2e/lib.sh"
-N=${SHCA_BENCH_ITERS:-100}
-PPN=${SHCA_BENCH_PP_ITERS:-1000}
+N4K=${SHCA_BENCH_N_4K:-5000}
+N64K=${SHCA_BENCH_N_64K:-2000}
+NQ16=${SHCA_BENCH_N_Q16:-1000}
+PPN=${SHCA_BENCH_PP_ITERS:-5000}
+FIO_S=${SHCA_BENCH_FIO_S:-20}
+STRACE=${SHCA_BENCH_STRACE:-1}
+COLS=${SHCA_BENCH_COLS:-shca wire rxe}
+PARAM=/sys/module/shca/parameters/direct
+E2E_T=1800
 declare -A V
 
 # bw_val CLILOG: the average bandwidth (MB/s) of perftest's result line.
@@ -35,44 +79,290 @@ bw_val() {
 	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { if (v != "") print v }' "$1"
 }
 
-# bench_drv DRV: fill V[DRV,metric].
-bench_drv() {
-	local drv=$1 t q
-	if ! pair_setup "$drv"; then
-		echo "# bench: cannot set up the $drv pair"
-		pair_teardown
-		return
+# run NAME SRVCMD CLICMD: one client/server run across the pair (server in
+# B, client in A) with pair_run's perftest retries; true when both ended
+# well.  One comment line says how it went.
+run() {
+	local t0=$SECONDS
+	pair_run "$1" tcp:18515 "$NB" "$2" "$NA" "$3"
+	if [ "$PAIR_NOREPORT" = 1 ]; then
+		echo "# bench: $1: no report in 3 tries (perftest's r^2 check under TCG)"
+		return 1
 	fi
-	for q in 1 16; do
-		for t in write send read; do
-			pair_case "$drv ib_${t}_bw 64KiB -q $q" tcp:18515 \
-				"$NB" "ib_${t}_bw -d $DB -x $GB4 -F -s 65536 -n $N -q $q" \
-				"$NA" "ib_${t}_bw -d $DA -x $GA4 -F -s 65536 -n $N -q $q $AB"
-			V[$drv,${t}_bw_q$q]=$(bw_val "$E2E_CLI_LOG")
-		done
-	done
-	pair_case "$drv ibv_rc_pingpong 2B" tcp:18515 \
-		"$NB" "ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $PPN" \
-		"$NA" "ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $PPN $AB"
-	V[$drv,rtt_2B]=$(sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' "$E2E_CLI_LOG" | tail -n 1)
-	pair_teardown
+	if [ "$PAIR_CRC" != 0 ] || [ "$PAIR_SRC" != 0 ]; then
+		echo "# bench: $1: failed: client rc=$PAIR_CRC: $(gist "$E2E_CLI_LOG" 4) | server rc=$PAIR_SRC: $(gist "$E2E_SRV_LOG" 4)"
+		return 1
+	fi
+	echo "# bench: $1: $((SECONDS - t0)) s, $PAIR_TRIES tries"
 }
 
-E2E_T=900
-bench_drv shca
-modprobe -r shca
-bench_drv rxe
+# stat_of VAR DEV NAME: counter NAME of DEV (empty if it has none)
+stat_of() {
+	hw_stat_read "$1" "$2" "$3"
+}
+
+# per VAR A B: VAR := A / B with three decimals, "-" if A or B is empty or
+# B is 0.
+per() {
+	printf -v "$1" '%s' "$(awk -v a="$2" -v b="$3" \
+		'BEGIN { if (a != "" && b + 0 > 0) printf "%.3f", a / b; else print "-" }')"
+}
+
+# ratio A B: A/B with two decimals, "-" when either is missing or 0.
+ratio() {
+	awk -v a="${1:-}" -v b="${2:-}" \
+		'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
+}
+
+# bench_bw COL: the perftest bandwidth runs of column COL on the current pair.
+bench_bw() {
+	local col=$1 t s q n name db0 db1 ack0 ack1 rx0 rx1
+	for s in 4096 65536; do
+		for q in 1 16; do
+			if [ "$q" = 16 ]; then n=$NQ16; elif [ "$s" = 4096 ]; then n=$N4K; else n=$N64K; fi
+			for t in write send read; do
+				name="$col ib_${t}_bw $((s / 1024))KiB -q $q -n $n"
+				stat_of db0 "$DA" sq_doorbells
+				stat_of ack0 "$DB" rc_acks_sent
+				stat_of rx0 "$DB" rx_packets
+				run "$name" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $n -q $q" \
+					"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $n -q $q $AB" || continue
+				stat_of db1 "$DA" sq_doorbells
+				stat_of ack1 "$DB" rc_acks_sent
+				stat_of rx1 "$DB" rx_packets
+				V[$col,${t}_$((s / 1024))k_q$q]=$(bw_val "$E2E_CLI_LOG")
+				[ "$col" = rxe ] && continue
+				if [ "$t$s$q" = write40961 ] && [ -n "$db0" ] && [ -n "$db1" ]; then
+					per "V[$col,db_per_wr]" $((db1 - db0)) $((n * q))
+					echo "# bench: $name: sq_doorbells +$((db1 - db0)) for $((n * q)) WRs"
+				fi
+				if [ "$t$s$q" = write655361 ] && [ -n "$ack0" ] && [ -n "$ack1" ]; then
+					per "V[$col,acks_per_pkt]" $((ack1 - ack0)) $((rx1 - rx0))
+					echo "# bench: $name: responder rc_acks_sent +$((ack1 - ack0)), rx_packets +$((rx1 - rx0))"
+				fi
+			done
+		done
+	done
+}
+
+# bench_strace COL: system calls per WR of the client of an ib_write_bw
+# 4 KiB 1-QP run under strace -f -c: per system call, the calls of a
+# -n N4K run less those of a -n 5 run (setup, teardown); the growths summed
+# (a call made fewer times is setup noise), per WR in between.
+bench_strace() {
+	local col=$1 n f files=() d
+	[ "$STRACE" = 1 ] && command -v strace >/dev/null || return 0
+	for n in 5 "$N4K"; do
+		f=$E2E_LOGS/bench-$col-strace-$n.txt
+		files+=("$f")
+		run "$col strace ib_write_bw 4KiB -q 1 -n $n" \
+			"ib_write_bw -d $DB -x $GB4 -F -s 4096 -n $n" \
+			"strace -f -c -o $f ib_write_bw -d $DA -x $GA4 -F -s 4096 -n $n $AB" || return 0
+	done
+	# strace -c's table: calls in column 4, the syscall's name last
+	d=$(awk 'FNR == 1 { f++ } $4 ~ /^[0-9]+$/ && $NF != "total" { c[$NF] += (f == 1 ? -$4 : $4) }
+		END { for (k in c) if (c[k] > 0) { s += c[k]; l = l " " k " +" c[k] } print s + 0 l }' \
+		"${files[@]}")
+	echo "# bench: $col: strace, calls grown from -n 5 to -n $N4K: ${d#* } (${d%% *} in all)"
+	per "V[$col,strace_per_wr]" "${d%% *}" $((N4K - 5))
+}
+
+# warm_up: a short pingpong whose figures are not kept (the first runs
+# after a pair comes up are slower).
+warm_up() {
+	run "warm-up ibv_rc_pingpong -n 100" "ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n 100" \
+		"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n 100 $AB"
+}
+
+# bench_pp COL: the 2-byte RC round trip, polled and event-driven.
+bench_pp() {
+	local col=$1 m opt
+	for m in poll event; do
+		[ "$m" = event ] && opt=-e || opt=
+		run "$col ibv_rc_pingpong 2B $m -n $PPN" \
+			"ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $PPN $opt" \
+			"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $PPN $opt $AB" || continue
+		V[$col,rtt_$m]=$(sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' "$E2E_CLI_LOG" | tail -n 1)
+	done
+}
+
+# --- fio over NVMe-oF ------------------------------------------------------
+
+NQN=nqn.2026-11.org.shca:bench
+NV_ADDR=10.96.0.1
+CFG=/sys/kernel/config/nvmet
+
+nvmf_target_up() {
+	local s=$CFG/subsystems/$NQN
+	modprobe -a configfs brd nvmet nvmet-rdma nvme-rdma || return 1
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	if [ "$(blockdev --getsize64 /dev/ram0 2>/dev/null)" != $((64 << 20)) ]; then
+		rmmod brd 2>/dev/null
+		modprobe brd rd_nr=1 rd_size=$((64 * 1024)) || return 1
+	fi
+	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
+		echo -n /dev/ram0 >"$s/namespaces/1/device_path" &&
+		echo 1 >"$s/namespaces/1/enable" && mkdir "$CFG/ports/1" &&
+		echo rdma >"$CFG/ports/1/addr_trtype" && echo ipv4 >"$CFG/ports/1/addr_adrfam" &&
+		echo "$NV_ADDR" >"$CFG/ports/1/addr_traddr" &&
+		echo 4420 >"$CFG/ports/1/addr_trsvcid" &&
+		ln -s "$s" "$CFG/ports/1/subsystems/$NQN"
+}
+
+nvmf_target_down() {
+	local s=$CFG/subsystems/$NQN
+	rm -f "$CFG/ports/1/subsystems/$NQN"
+	rmdir "$CFG/ports/1" 2>/dev/null
+	[ -e "$s/namespaces/1/enable" ] && echo 0 >"$s/namespaces/1/enable"
+	rmdir "$s/namespaces/1" "$s" 2>/dev/null
+}
+
+# nvmf_connect: NVME_CTRL := the new controller (nvmeN)
+nvmf_connect() {
+	local out
+	exec 3<>/dev/nvme-fabrics || return 1
+	echo "transport=rdma,traddr=$NV_ADDR,trsvcid=4420,nqn=$NQN" >&3 || { exec 3>&-; return 1; }
+	read -r out <&3
+	exec 3>&-
+	NVME_CTRL=nvme${out#instance=}
+	NVME_CTRL=${NVME_CTRL%%,*}
+	[ -e "/sys/class/nvme/$NVME_CTRL" ]
+}
+
+nvmf_ns() {
+	local d
+	for d in /sys/class/nvme/"$NVME_CTRL"/nvme*n1 /sys/block/"$NVME_CTRL"n1; do
+		[ -e "$d" ] && [ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
+	done
+	return 1
+}
+
+# bench_fio COL: fio 4 KiB randread IOPS over NVMe-oF on the device the
+# caller put on nv0 (NV_ADDR); the target and host come and go here.
+bench_fio() {
+	local col=$1 dev f=$E2E_LOGS/bench-$1-fio.txt
+	if ! command -v fio >/dev/null; then
+		echo "# bench: fio missing (scripts/deps.sh installs it)"
+		return 0
+	fi
+	NVME_CTRL=
+	if nvmf_target_up && nvmf_connect && wait_for 120 nvmf_ns; then
+		dev=$(nvmf_ns)
+		if timeout 600 fio --name=randread --filename="$dev" --rw=randread --bs=4k \
+			--direct=1 --ioengine=libaio --iodepth=16 --numjobs=1 \
+			--runtime="$FIO_S" --time_based --minimal >"$f" 2>&1; then
+			# terse format: field 8 is the read IOPS
+			V[$col,fio_iops]=$(awk -F';' 'NF > 8 { print $8; exit }' "$f")
+			echo "# bench: $col fio randread 4KiB iodepth 16 on $dev: ${V[$col,fio_iops]} IOPS"
+		else
+			echo "# bench: $col fio failed: $(tail1 "$f")"
+		fi
+	else
+		echo "# bench: $col: NVMe-oF setup failed: $(dmesg | tail -n 3 | tr '\n' ' ')"
+	fi
+	if [ -n "$NVME_CTRL" ] && [ -e "/sys/class/nvme/$NVME_CTRL/delete_controller" ]; then
+		echo 1 >"/sys/class/nvme/$NVME_CTRL/delete_controller"
+		wait_for 120 eval "! test -e /sys/class/nvme/$NVME_CTRL"
+	fi
+	nvmf_target_down
+	modprobe -r nvme-rdma nvmet-rdma nvmet 2>/dev/null
+}
+
+# fio_shca COL DIRECT: shca0 alone on nv0 in init_net, direct=DIRECT.
+fio_shca() {
+	[ -w "$PARAM" ] && echo "$2" >"$PARAM"
+	if solo_setup shca0 nv0 "$NV_ADDR" ffff:0a60:0001; then
+		bench_fio "$1"
+	else
+		echo "# bench: $1: cannot set up shca0 on nv0"
+	fi
+	rdma link delete shca0 2>/dev/null
+	ip link del nv0 2>/dev/null
+}
+
+# fio_rxe: rxe0 alone on nv0 in init_net.
+fio_rxe() {
+	modprobe rdma_rxe && ip link add nv0 type veth peer name nv0p &&
+		ip link set nv0 up && ip link set nv0p up &&
+		ip addr add "$NV_ADDR/24" dev nv0 &&
+		rdma link add rxe0 type rxe netdev nv0 &&
+		wait_for 90 port_active rxe0 && wait_for 90 rdma_gid rxe0 ffff:0a60:0001 &&
+		bench_fio rxe || echo "# bench: rxe: cannot set up rxe0 on nv0"
+	rdma link delete rxe0 2>/dev/null
+	ip link del nv0 2>/dev/null
+}
+
+has_col() { [[ " $COLS " == *" $1 "* ]]; }
+
+# --- the runs --------------------------------------------------------------
+
+echo "# bench on $(uname -r): columns $COLS; 4 KiB x$N4K, 64 KiB x$N64K, 16 QPs x$NQ16 each, pingpong x$PPN, fio ${FIO_S} s"
+modprobe shca
+if [ -w "$PARAM" ]; then
+	echo "# bench: module parameter direct: $(<"$PARAM")"
+else
+	echo "# bench: no $PARAM: the shca column is the wire path too"
+fi
+if has_col shca || has_col wire; then
+	if pair_setup shca; then
+		$NA ping -c 1 -W 5 "$AB" >/dev/null 2>&1
+		for col in shca wire; do
+			has_col $col || continue
+			if [ -w "$PARAM" ]; then
+				if [ $col = shca ]; then echo 1 >"$PARAM"; else echo 0 >"$PARAM"; fi
+			fi
+			warm_up
+			bench_bw $col
+			bench_pp $col
+			bench_strace $col
+		done
+		[ -w "$PARAM" ] && echo 1 >"$PARAM"
+	else
+		echo "# bench: cannot set up the shca pair"
+	fi
+	pair_teardown
+	has_col shca && fio_shca shca 1
+	has_col wire && fio_shca wire 0
+	[ -w "$PARAM" ] && echo 1 >"$PARAM"
+	modprobe -r shca
+fi
+if has_col rxe; then
+	if pair_setup rxe; then
+		warm_up
+		bench_bw rxe
+		bench_pp rxe
+		bench_strace rxe
+	else
+		echo "# bench: cannot set up the rxe pair"
+	fi
+	pair_teardown
+	fio_rxe
+	modprobe -r rdma_rxe 2>/dev/null
+fi
+
+# --- the table ------------------------------------------------------------
 
 echo
 echo "# bench on $(uname -r), QEMU TCG: compare the columns, not the absolute values"
-printf '%-28s %14s %14s %10s\n' metric shca rxe shca/rxe
-for m in write_bw_q1 send_bw_q1 read_bw_q1 write_bw_q16 send_bw_q16 read_bw_q16 rtt_2B; do
-	s=${V[shca,$m]:-} r=${V[rxe,$m]:-}
-	case $m in
-	rtt_2B) label="RC round trip 2 B (usec)" ;;
-	*) label="${m%_q*} 64KiB ${m##*_}  (MB/s)" ;;
-	esac
-	ratio=$(awk -v s="$s" -v r="$r" 'BEGIN { if (s + 0 > 0 && r + 0 > 0) printf "%.2f", s / r; else print "-" }')
-	printf '%-28s %14s %14s %10s\n' "$label" "${s:-fail}" "${r:-fail}" "$ratio"
+echo "# shca: same-host direct path (default); wire: direct=0; ratios: bandwidth"
+echo "# and IOPS >1 better for shca, round trip <1 better"
+printf '%-38s %10s %10s %10s %9s %9s\n' metric shca wire rxe shca/rxe wire/rxe
+row() {	# LABEL KEY [noratio]
+	local s=${V[shca,$2]:-} w=${V[wire,$2]:-} r=${V[rxe,$2]:-} rs=- rw=-
+	if [ -z "${3:-}" ]; then rs=$(ratio "$s" "$r"); rw=$(ratio "$w" "$r"); fi
+	printf '%-38s %10s %10s %10s %9s %9s\n' "$1" "${s:--}" "${w:--}" "${r:--}" "$rs" "$rw"
+}
+for s in 4 64; do
+	for q in 1 16; do
+		for t in write send read; do
+			row "ib_${t}_bw ${s} KiB, $q QP$([ $q = 1 ] || echo s) (MB/s)" "${t}_${s}k_q$q"
+		done
+	done
 done
+row "RC round trip 2 B, polled (usec)" rtt_poll
+row "RC round trip 2 B, events -e (usec)" rtt_event
+row "doorbells per WR, sq_doorbells (4 KiB)" db_per_wr noratio
+row "syscalls per WR, strace (write 4 KiB)" strace_per_wr
+row "ACKs per data packet (write 64 KiB)" acks_per_pkt noratio
+row "fio 4 KiB randread NVMe-oF (IOPS)" fio_iops
 exit 0

@@ -4,7 +4,7 @@ set -euo pipefail
 PKGS="make gcc libc6-dev bc flex bison libelf-dev libssl-dev dwarves cpio kmod
 xz-utils zstd rsync pkg-config python3 sparse linux-source-6.1
 qemu-system-x86 busybox-static iproute2 iputils-ping ethtool
-rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs
+rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs fio
 libibverbs-dev librdmacm-dev dkms debootstrap dpkg-dev
 cmake ninja-build libnl-3-dev libnl-route-3-dev patch curl"
 missing=()

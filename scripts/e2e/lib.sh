@@ -403,3 +403,66 @@ rping_ok() {
 	echo "rping reported: $(grep -hi 'mismatch\|error' "$1" "$2" | head -n 2 | tr '\n' ' ')"
 	return 1
 }
+
+# --- direct path and bench helpers (direct.sh, bench.sh) -------------------
+
+# hw_stat_read VAR DEV NAME: set VAR (a name, array elements too) to counter
+# NAME of DEV's port 1, read from sysfs without starting a process; empty
+# when DEV has no such counter.
+hw_stat_read() {
+	printf -v "$1" '%s' ''
+	read -r "$1" <"/sys/class/infiniband/$2/ports/1/hw_counters/$3" 2>/dev/null
+	return 0
+}
+
+# has_text FILE TEXT: FILE contains TEXT (no process started).
+has_text() {
+	[[ $(<"$1") == *"$2"* ]] 2>/dev/null
+}
+
+# pair_run NAME WAIT SRVNS SRVCMD CLINS CLICMD: pair_case's run without a
+# verdict.  PAIR_CRC and PAIR_SRC are the client's and the server's exit
+# status ("hung" if the server had to be killed); the logs are in
+# E2E_SRV_LOG and E2E_CLI_LOG.  A perftest run that gave up with "Can't
+# produce a report" (its r^2 check of the TSC, under TCG) runs again, at
+# most 3 tries: PAIR_TRIES counts them, PAIR_NOREPORT=1 if the last one
+# still gave up.
+pair_run() {
+	local name=$1 wait=$2 sns=$3 scmd=$4 cns=$5 ccmd=$6 slug srv try
+	slug=$(echo "$E2E_SUITE-$name" | tr -c 'A-Za-z0-9.\n-' '_')
+	for try in 1 2 3; do
+		E2E_SRV_LOG=$E2E_LOGS/$slug.srv E2E_CLI_LOG=$E2E_LOGS/$slug.cli
+		# shellcheck disable=SC2086
+		$sns timeout "$E2E_T" $scmd >"$E2E_SRV_LOG" 2>&1 &
+		srv=$!
+		case "$wait" in
+		tcp:*) wait_for 120 tcp_listening "$srv" "${wait#tcp:}" ;;
+		cm) wait_cm_listen ;;
+		esac
+		# shellcheck disable=SC2086
+		$cns timeout "$E2E_T" $ccmd >"$E2E_CLI_LOG" 2>&1
+		PAIR_CRC=$?
+		server_reap "$srv"
+		PAIR_SRC=$SERVER_RC PAIR_TRIES=$try PAIR_NOREPORT=0
+		grep -q "Can't produce a report" "$E2E_SRV_LOG" "$E2E_CLI_LOG" || break
+		PAIR_NOREPORT=1
+		echo "# $E2E_SUITE: $name: try $try: perftest's r^2 check gave up"
+	done
+}
+
+# veth_pair_add: recreate the boot's veth pair (scripts/vm/guest.sh) after
+# it was deleted: veth-a in shca-a (10.77.0.1, fd77::1) <-> veth-b in
+# shca-b (10.77.0.2, fd77::2).
+veth_pair_add() {
+	ip link add veth-a netns shca-a type veth peer name veth-b netns shca-b || return 1
+	ip -n shca-a -b - <<-EOT || return 1
+		addr add 10.77.0.1/24 dev veth-a
+		addr add fd77::1/64 dev veth-a nodad
+		link set veth-a up
+	EOT
+	ip -n shca-b -b - <<-EOT
+		addr add 10.77.0.2/24 dev veth-b
+		addr add fd77::2/64 dev veth-b nodad
+		link set veth-b up
+	EOT
+}

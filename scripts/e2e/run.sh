@@ -65,6 +65,8 @@ reset() {
 		tc qdisc del dev veth-b root 2>/dev/null
 		veth_b_to_netns
 	fi
+	# direct.sh deletes the veth pair on purpose
+	ip -n shca-a link show veth-a >/dev/null 2>&1 || veth_pair_add
 	modprobe -r shca rdma_rxe 2>/dev/null
 	echo "# reset after a failed step: $(ls /sys/class/infiniband 2>/dev/null | wc -l) RDMA devices left"
 }

@@ -1,0 +1,662 @@
+#!/bin/bash
+# The same-host direct path (module parameter `direct`) and its fall back
+# to the wire, with every transfer verified: progs/dxfer.c checks each
+# WRITE, READ and SEND byte for byte and every completion's status; the
+# perftest runs check completion status.  Each case also asserts from
+# `rdma statistic` which path the messages took (tx_direct_msgs /
+# tx_wire_msgs deltas) and, on the direct path, that nothing was lost
+# (rx_dropped, rc_timeouts, rc_retransmits deltas 0); on the wire the
+# counters are printed (loss_info says why).  Runs inside the
+# VM, on the boot's pair: shca0 in shca-a (veth-a) <-> shca1 in shca-b.
+#
+#   direct.sh [PART...]   PART: clean, qdisc, kill, netdev, mix, tap;
+#                         robust = qdisc kill netdev mix tap; default: all
+#
+# clean   6 MiB ib_read_bw, ib_write_bw, ib_send_bw (perftest) and a dxfer
+#         WRITE+READ+SEND run, across the namespaces (direct), on one
+#         device (a QP pair on shca0 to itself, same GID; direct) and
+#         across the namespaces with direct=0 (wire): zero loss on the
+#         direct path.
+# qdisc   a netem qdisc (delay 1ms) added to veth-a and removed while a
+#         verified stream runs: while it is there no message starts direct,
+#         once it went messages start direct again; nothing lost.
+# kill    kill -9 of the responder's and of the requester's process
+#         mid-transfer: the survivor ends with an error completion, a
+#         disconnect or its watchdog, never wrong data; no kernel report;
+#         then a verified transfer works.
+# netdev  the peer's device (rdma link delete shca1), then the veth pair,
+#         deleted mid-transfer: the processes end, no kernel report; after
+#         recreating them a verified transfer works.
+# mix     two streams between the pair while `direct` goes 0 and back to 1
+#         and a packet tap opens and closes on veth-b: QPs on both paths at
+#         once, all data verified.
+# tap     a packet tap (progs/tap4791.py, an AF_PACKET socket as tcpdump
+#         opens) on veth-a sees the RoCE v2 packets (UDP 4791) of a transfer
+#         started while it is open: tapped traffic takes the wire.
+#
+#   DIRECT_BIG=6M DIRECT_BIG_N=5   the clean part's message size and count
+#   DIRECT_WD=30                   dxfer's watchdog (s) in the robust parts
+#   (or SHCA_DIRECT_*, which scripts/vm-run passes into the VM)
+set -u
+E2E_SUITE=direct
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+
+parts=" ${*:-clean robust} "
+parts=${parts/ robust / qdisc kill netdev mix tap }
+# want PART: PART is to run; it prints how long the previous part took.
+PART=setup PART_T0=$SECONDS
+want() {
+	[[ $parts == *" $1 "* ]] || return 1
+	echo "# $E2E_SUITE: $PART took $((SECONDS - PART_T0)) s"
+	PART=$1 PART_T0=$SECONDS
+}
+
+BIG=${DIRECT_BIG:-${SHCA_DIRECT_BIG:-6M}}
+BIGN=${DIRECT_BIG_N:-${SHCA_DIRECT_BIG_N:-5}}
+WD=${DIRECT_WD:-${SHCA_DIRECT_WD:-30}}
+PARAM=/sys/module/shca/parameters/direct
+TAP=$here/progs/tap4791.py
+DXFER=$(prog dxfer) || exit 1
+E2E_T=${E2E_T:-300}
+
+big_bytes() {
+	case $BIG in
+	*M) echo $((${BIG%M} << 20)) ;;
+	*K) echo $((${BIG%K} << 10)) ;;
+	*) echo "$BIG" ;;
+	esac
+}
+BIGB=$(big_bytes)
+
+# next_port: a fresh RDMA CM port for each dxfer run (no port of a
+# listener is used again within a run).
+PORT=7480
+next_port() {
+	PORT=$((PORT + 1))
+}
+
+# --- the module parameter ----------------------------------------------------
+
+HAVE_PARAM=0
+# set_direct 0|1
+set_direct() {
+	[ "$HAVE_PARAM" = 1 ] || return 0
+	echo "$1" >"$PARAM"
+}
+
+# --- counters ------------------------------------------------------------------
+
+STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp"
+declare -A SNAP
+
+# snap TAG DEV...: SNAP[TAG,DEV,counter] for every counter of $STATS.
+snap() {
+	local tag=$1 d n
+	shift
+	for d in "$@"; do
+		for n in $STATS; do
+			hw_stat_read "SNAP[$tag,$d,$n]" "$d" "$n"
+		done
+	done
+}
+
+# delta FROM TO DEV NAME: print the growth of counter NAME of DEV between
+# the snapshots FROM and TO ("?" if the counter is missing).
+delta() {
+	local a=${SNAP[$1,$3,$4]:-} b=${SNAP[$2,$3,$4]:-}
+	if [ -z "$a" ] || [ -z "$b" ]; then echo "?"; else echo $((b - a)); fi
+}
+
+# sum_delta VAR FROM TO NAME DEV...: VAR := the growth summed over DEVs
+# (each DEV once), or "?" if a counter is missing.
+sum_delta() {
+	local var=$1 from=$2 to=$3 n=$4 d s=0 v seen=" "
+	shift 4
+	for d in "$@"; do
+		[[ $seen == *" $d "* ]] && continue
+		seen="$seen$d "
+		v=$(delta "$from" "$to" "$d" "$n")
+		if [ "$v" = "?" ]; then
+			printf -v "$var" '?'
+			return
+		fi
+		s=$((s + v))
+	done
+	printf -v "$var" '%s' "$s"
+}
+
+# path_case NAME FROM TO WANT DEV...: the messages between the snapshots took
+# the path WANT: direct (tx_direct_msgs grew, tx_wire_msgs did not), wire
+# (the reverse), both (both grew) or back-to-direct (tx_direct_msgs grew:
+# messages may stay on the wire until what is there was acknowledged).
+path_case() {
+	local name=$1 from=$2 to=$3 want=$4 dd dw good
+	shift 4
+	sum_delta dd "$from" "$to" tx_direct_msgs "$@"
+	sum_delta dw "$from" "$to" tx_wire_msgs "$@"
+	if [ "$dd" = "?" ] || [ "$dw" = "?" ]; then
+		not_ok "$name: path $want" "no tx_direct_msgs/tx_wire_msgs counter on $*"
+		return
+	fi
+	case $want in
+	direct) [ "$dd" -gt 0 ] && [ "$dw" -eq 0 ] ;;
+	wire) [ "$dw" -gt 0 ] && [ "$dd" -eq 0 ] ;;
+	both) [ "$dw" -gt 0 ] && [ "$dd" -gt 0 ] ;;
+	back-to-direct) [ "$dd" -gt 0 ] ;;
+	esac
+	good=$?
+	if [ $good = 0 ]; then
+		ok "$name: path $want (tx_direct_msgs +$dd, tx_wire_msgs +$dw)"
+	else
+		not_ok "$name: path $want" "tx_direct_msgs +$dd, tx_wire_msgs +$dw on $*$(why_wire)"
+	fi
+}
+
+# The reasons direct.c gives (ibdev_dbg) for taking the wire, while the
+# clean part's direct runs go: why_wire prints the last one.
+DYNDBG=/sys/kernel/debug/dynamic_debug/control
+dyndbg() {
+	[ -w "$DYNDBG" ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	echo "file direct.c $1" >"$DYNDBG" 2>/dev/null
+}
+why_wire() {
+	local w
+	w=$(dmesg | grep -a 'wire path to' | tail -n 1)
+	[ -z "$w" ] || echo " (last reason logged: ${w#*] })"
+}
+
+# loss_info NAME FROM TO DEV...: print the loss counters' deltas.  On the
+# wire a QP's packets can still be reordered (veth hands them to the
+# backlog of whichever CPU sends, and a busy CPU defers its backlog), and a
+# qdisc deleted mid-stream drops what it holds: sequence NAKs and resends
+# there are recovery, shown but not asserted.
+loss_info() {
+	local name=$1 from=$2 to=$3 d n v out="" seen=" "
+	shift 3
+	for d in "$@"; do
+		[[ $seen == *" $d "* ]] && continue
+		seen="$seen$d "
+		for n in rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd; do
+			v=$(delta "$from" "$to" "$d" "$n")
+			[ "$v" = 0 ] || out="$out $d:$n+$v"
+		done
+	done
+	echo "# $name: loss counters:${out:- none}"
+}
+
+# clean_case NAME FROM TO DEV...: nothing was lost between the snapshots:
+# rx_dropped, rc_timeouts and rc_retransmits did not grow on any DEV.
+clean_case() {
+	local name=$1 from=$2 to=$3 d n v bad="" seen=" "
+	shift 3
+	for d in "$@"; do
+		[[ $seen == *" $d "* ]] && continue
+		seen="$seen$d "
+		for n in rx_dropped rc_timeouts rc_retransmits; do
+			v=$(delta "$from" "$to" "$d" "$n")
+			[ "$v" = 0 ] || bad="$bad $d:$n+$v"
+		done
+	done
+	if [ -z "$bad" ]; then
+		ok "$name: no loss (rx_dropped, rc_timeouts, rc_retransmits +0)"
+	else
+		for d in $seen; do
+			for n in rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp; do
+				v=$(delta "$from" "$to" "$d" "$n")
+				[ "$v" = 0 ] || bad="$bad ($d:$n+$v)"
+			done
+		done
+		not_ok "$name: no loss" "$bad"
+	fi
+}
+
+# --- kernel reports ---------------------------------------------------------------
+
+REPORTS='BUG:|WARNING:|KASAN|UBSAN|Oops|general protection|refcount_t:|list_(add|del) corruption|circular locking|recursive locking|blocked for more than'
+reports() {
+	dmesg | grep -c -E "$REPORTS"
+}
+# no_report_case NAME BEFORE: no kernel report since the count BEFORE.
+no_report_case() {
+	local now
+	now=$(reports)
+	if [ "$now" = "$2" ]; then
+		ok "$1: no kernel report"
+	else
+		not_ok "$1: no kernel report" "$(dmesg | grep -E "$REPORTS" | tail -n 2 | tr '\n' ' ')"
+	fi
+}
+
+# --- runs -------------------------------------------------------------------------
+
+# dx_ok SRVLOG CLILOG: both ends of dxfer verified everything.
+dx_ok() {
+	has_text "$1" "dxfer server: all data verified" &&
+		has_text "$2" "dxfer client: all data verified" && return 0
+	echo "not verified: $(tail1 "$1" 2) | $(tail1 "$2" 2)"
+	return 1
+}
+
+# run_case NAME WAIT SRVNS SRVCMD CLINS CLICMD CHECK: pair_run (with its
+# retries of perftest's r^2 failure), then one verdict line.
+run_case() {
+	local name=$1 chk=$7 why t0=$SECONDS
+	pair_run "$@"
+	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
+	if [ "$PAIR_NOREPORT" = 1 ]; then
+		not_ok "$name" "no report in 3 tries (perftest's r^2 check under TCG)"
+	elif [ "$PAIR_CRC" != 0 ] || [ "$PAIR_SRC" != 0 ]; then
+		not_ok "$name" "client rc=$PAIR_CRC: $(gist "$E2E_CLI_LOG" 6) | server rc=$PAIR_SRC: $(gist "$E2E_SRV_LOG" 6)"
+	elif ! why=$("$chk" "$E2E_SRV_LOG" "$E2E_CLI_LOG" 2>&1); then
+		not_ok "$name" "$why"
+	else
+		ok "$name"
+		return 0
+	fi
+	return 1
+}
+
+# verified NAME [DXFER CLIENT ARGS]: a short dxfer run across the namespaces
+# (all three operations), verified.
+verified() {
+	local name=$1
+	shift
+	next_port
+	run_case "$name" cm "$NB" "$DXFER -s -a $AB -p $PORT -W $WD" \
+		"$NA" "$DXFER -c -a $AB -p $PORT -W $WD ${*:--o wrs -S 256K -n 4}" dx_ok
+}
+
+# Streams in the background: st_start TAG SRVNS CLINS ADDR PORT ARGS starts a
+# dxfer server, then its client (a timed run, ended by st_stop), and sets
+# ST_SPID/ST_CPID[TAG] (the pids of their `timeout`), ST_SLOG/ST_CLOG[TAG].
+declare -A ST_SPID ST_CPID ST_SLOG ST_CLOG ST_PROG
+st_start() {
+	local tag=$1 sns=$2 cns=$3 addr=$4 port=$5 args=$6 up
+	read -r up _ </proc/uptime
+	echo "# $tag: [$up] starting"
+	ST_SLOG[$tag]=$E2E_LOGS/direct-st-$tag.srv
+	ST_CLOG[$tag]=$E2E_LOGS/direct-st-$tag.cli
+	ST_PROG[$tag]=$E2E_LOGS/direct-st-$tag.progress
+	# empty before the start: the background job opens its log later
+	rm -f "${ST_PROG[$tag]}"
+	: >"${ST_SLOG[$tag]}"
+	: >"${ST_CLOG[$tag]}"
+	# shellcheck disable=SC2086
+	$sns timeout "$E2E_T" "$DXFER" -s -a "$addr" -p "$port" -W "$WD" >"${ST_SLOG[$tag]}" 2>&1 &
+	ST_SPID[$tag]=$!
+	wait_for 120 has_text "${ST_SLOG[$tag]}" "dxfer server: listening" || return 1
+	# shellcheck disable=SC2086
+	$cns timeout "$E2E_T" "$DXFER" -c -a "$addr" -p "$port" -W "$WD" -P "${ST_PROG[$tag]}" \
+		$args >"${ST_CLOG[$tag]}" 2>&1 &
+	ST_CPID[$tag]=$!
+	wait_for 120 _st_connected "$tag"
+	read -r up _ </proc/uptime
+	echo "# $tag: [$up] $(grep -h -m 1 'dxfer client: connected' "${ST_CLOG[$tag]}")"
+	has_text "${ST_CLOG[$tag]}" "dxfer client: connected" && return 0
+	st_where "$tag"
+	return 1
+}
+# st_where TAG: where the processes of TAG are (for a stream that did not
+# start): each one's state, wchan and kernel stack top.
+st_where() {
+	local p c
+	for p in "${ST_SPID[$1]:-}" "${ST_CPID[$1]:-}"; do
+		[ -n "$p" ] || continue
+		for c in "$p" $(pgrep -P "$p"); do
+			[ -e "/proc/$c" ] || continue
+			echo "# $1: pid $c ($(cat "/proc/$c/comm")): $(awk '/^State/ { print $2 }' "/proc/$c/status") wchan $(cat "/proc/$c/wchan"): $(head -n 4 "/proc/$c/stack" 2>/dev/null | tr '\n' ' ')"
+		done
+	done
+}
+
+# _st_connected TAG: the client of TAG connected, or it is gone.
+_st_connected() {
+	has_text "${ST_CLOG[$1]}" "dxfer client: connected" || ! kill -0 "${ST_CPID[$1]}" 2>/dev/null
+}
+
+
+# progress TAG: messages the stream TAG completed so far.
+progress() {
+	local n=0
+	read -r n <"${ST_PROG[$1]}" 2>/dev/null
+	echo "${n:-0}"
+}
+_progress_at_least() {
+	local n=0
+	read -r n <"${ST_PROG[$1]}" 2>/dev/null
+	[ "${n:-0}" -ge "$2" ]
+}
+# advance TAG N: wait (at most 120 s) until stream TAG completed N more
+# messages; false if it did not.
+advance() {
+	local from
+	from=$(progress "$1")
+	wait_for 120 _progress_at_least "$1" $((from + $2))
+}
+
+# dx_pid LOG: the pid dxfer printed first in LOG.
+dx_pid() {
+	[[ $(<"$1") =~ pid\ ([0-9]+) ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# st_stop TAG: ask the client to finish (SIGUSR1: it completes what is
+# under way, then FIN), reap both; ST_CRC/ST_SRC their exit status.
+st_stop() {
+	local pid
+	pid=$(dx_pid "${ST_CLOG[$1]}") && kill -USR1 "$pid" 2>/dev/null
+	st_reap "$1"
+}
+# st_reap TAG: wait for both ends of TAG (at most 120 s each, then kill).
+st_reap() {
+	server_reap "${ST_CPID[$1]}"
+	ST_CRC=$SERVER_RC
+	server_reap "${ST_SPID[$1]}"
+	ST_SRC=$SERVER_RC
+}
+
+# st_verdict NAME TAG: the case NAME passes when both ends of TAG exited 0
+# and verified everything.
+st_verdict() {
+	local why
+	echo "# $(grep -h 'messages of' "${ST_CLOG[$2]}" | tail -n 1)"
+	if [ "$ST_CRC" != 0 ] || [ "$ST_SRC" != 0 ]; then
+		not_ok "$1" "client rc=$ST_CRC: $(gist "${ST_CLOG[$2]}" 4) | server rc=$ST_SRC: $(gist "${ST_SLOG[$2]}" 4)"
+	elif ! why=$(dx_ok "${ST_SLOG[$2]}" "${ST_CLOG[$2]}"); then
+		not_ok "$1" "$why"
+	else
+		ok "$1"
+	fi
+}
+
+# survivor_case NAME RC LOG: a survivor of a broken connection ended on its
+# own with status 3 (error completion, disconnect, device removal) or 4
+# (its watchdog): never wrong data (1), never killed by timeout (124).
+survivor_case() {
+	case $2 in
+	3 | 4) ok "$1 (exit $2: $(grep -h -m 1 -E 'connection lost|error completion|no completion|no CM event|channel' "$3" | cut -c1-100))" ;;
+	*) not_ok "$1" "exit status $2: $(gist "$3" 4)" ;;
+	esac
+}
+
+# --- setup --------------------------------------------------------------------------
+
+modprobe shca
+if [ -w "$PARAM" ]; then
+	HAVE_PARAM=1
+	read -r orig_direct <"$PARAM"
+	ok "module parameter direct (now $orig_direct)"
+else
+	orig_direct=
+	not_ok "module parameter direct" "$PARAM missing or not writable"
+fi
+set_direct 1
+
+if pair_setup shca; then
+	ok "setup shca pair"
+else
+	not_ok "setup shca pair" "devices or RoCE v2 GIDs missing"
+	exit 1
+fi
+$NA ping -c 1 -W 5 "$AB" >/dev/null 2>&1
+
+# --- clean: zero loss, 6 MiB, both paths ---------------------------------------------
+
+# clean_mode MODE SRVNS SDEV SGID CLINS CDEV CGID ADDR PATH
+clean_mode() {
+	local mode=$1 sns=$2 sdev=$3 sgid=$4 cns=$5 cdev=$6 cgid=$7 addr=$8 path=$9 op name
+	for op in read write send; do
+		name="$mode: ib_${op}_bw $BIG x$BIGN"
+		e2e_selected "$name" || continue
+		snap a "$sdev" "$cdev"
+		run_case "$name" tcp:18515 \
+			"$sns" "ib_${op}_bw -d $sdev -x $sgid -F -s $BIGB -n $BIGN" \
+			"$cns" "ib_${op}_bw -d $cdev -x $cgid -F -s $BIGB -n $BIGN $addr" bw_ok
+		snap b "$sdev" "$cdev"
+		path_case "$name" a b "$path" "$sdev" "$cdev"
+		clean_or_info "$path" "$name" a b "$sdev" "$cdev"
+	done
+	name="$mode: dxfer WRITE+READ+SEND $BIG x$BIGN each, verified"
+	e2e_selected "$name" || return 0
+	snap a "$sdev" "$cdev"
+	next_port
+	run_case "$name" cm "$sns" "$DXFER -s -a $addr -p $PORT -W 120" \
+		"$cns" "$DXFER -c -a $addr -p $PORT -W 120 -o rws -S $BIG -n $BIGN -w 2" dx_ok
+	snap b "$sdev" "$cdev"
+	path_case "$name" a b "$path" "$sdev" "$cdev"
+	clean_or_info "$path" "$name" a b "$sdev" "$cdev"
+}
+
+# clean_or_info PATH NAME FROM TO DEV...: the direct path loses nothing
+# (asserted); the wire's counters are shown (loss_info).
+clean_or_info() {
+	local path=$1
+	shift
+	if [ "$path" = direct ]; then
+		clean_case "$@"
+	else
+		loss_info "$@"
+	fi
+}
+
+if want clean; then
+	set_direct 1
+	dyndbg +p
+	clean_mode "across the namespaces" "$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB" direct
+	clean_mode "one device" "$NA" "$DA" "$GA4" "$NA" "$DA" "$GA4" "$AA" direct
+	dyndbg -p
+	if [ "$HAVE_PARAM" = 1 ]; then
+		set_direct 0
+		clean_mode "direct=0, across the namespaces" "$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB" wire
+		set_direct 1
+	fi
+fi
+
+# --- qdisc: added and removed mid-stream -------------------------------------------------
+
+if want qdisc && e2e_selected qdisc; then
+	set_direct 1
+	n="qdisc added and removed mid-stream"
+	next_port
+	if st_start q "$NB" "$NA" "$AB" $PORT "-o wrs -S 256K -w 2 -T 600"; then
+		advance q 10
+		snap q0 "$DA" "$DB"
+		if $NA tc qdisc add dev veth-a root netem delay 1ms; then
+			ok "$n: netem qdisc added on veth-a"
+		else
+			not_ok "$n: netem qdisc added on veth-a" "tc failed"
+		fi
+		snap q1 "$DA" "$DB"
+		advance q 30 || not_ok "$n: stream advances under the qdisc" "stuck at $(progress q)"
+		snap q2 "$DA" "$DB"
+		$NA tc qdisc del dev veth-a root
+		snap q3 "$DA" "$DB"
+		advance q 30 || not_ok "$n: stream advances after the qdisc went" "stuck at $(progress q)"
+		snap q4 "$DA" "$DB"
+		st_stop q
+		st_verdict "$n: WRITE+READ+SEND stream verified" q
+		path_case "$n: while the qdisc is there" q1 q2 wire "$DA" "$DB"
+		path_case "$n: once it went" q3 q4 back-to-direct "$DA" "$DB"
+		path_case "$n: the whole stream" q0 q4 both "$DA" "$DB"
+		loss_info "$n" q0 q4 "$DA" "$DB"
+	else
+		not_ok "$n" "stream did not start: $(tail1 "${ST_SLOG[q]}") | $(tail1 "${ST_CLOG[q]}")"
+		st_reap q
+	fi
+	$NA tc qdisc del dev veth-a root 2>/dev/null
+fi
+
+# --- kill: the peer process killed mid-transfer ---------------------------------------------
+
+# kill_case NAME WHO DIRECT: kill -9 the dxfer server (WHO=server) or client
+# mid-stream with direct=DIRECT; the other side must end cleanly.
+kill_case() {
+	local n=$1 who=$2 before pid log
+	e2e_selected "$n" || return 0
+	set_direct "$3"
+	before=$(reports)
+	next_port
+	if ! st_start k "$NB" "$NA" "$AB" $PORT "-o wrs -S 1M -w 4 -T 600"; then
+		not_ok "$n" "stream did not start: $(tail1 "${ST_SLOG[k]}") | $(tail1 "${ST_CLOG[k]}")"
+		st_reap k
+		set_direct 1
+		return
+	fi
+	advance k 6
+	if [ "$who" = server ]; then log=${ST_SLOG[k]}; else log=${ST_CLOG[k]}; fi
+	pid=$(dx_pid "$log")
+	kill -9 "$pid"
+	echo "# $n: killed the $who (pid $pid) after $(progress k) messages"
+	st_reap k
+	if [ "$who" = server ]; then
+		survivor_case "$n: the requester ends cleanly" "$ST_CRC" "${ST_CLOG[k]}"
+	else
+		survivor_case "$n: the responder ends cleanly" "$ST_SRC" "${ST_SLOG[k]}"
+	fi
+	no_report_case "$n" "$before"
+	set_direct 1
+	verified "$n: then a verified transfer works"
+}
+
+if want kill; then
+	kill_case "responder process killed mid-transfer (direct)" server 1
+	kill_case "requester process killed mid-transfer (direct)" client 1
+	[ "$HAVE_PARAM" = 1 ] &&
+		kill_case "responder process killed mid-transfer (direct=0)" server 0
+fi
+
+# --- netdev: the peer's device and netdev deleted mid-transfer ------------------------------
+
+if want netdev && e2e_selected netdev; then
+	set_direct 1
+	n="the peer's device deleted mid-transfer (rdma link delete $DB)"
+	before=$(reports)
+	next_port
+	if st_start d "$NB" "$NA" "$AB" $PORT "-o wrs -S 1M -w 4 -T 600"; then
+		advance d 6
+		# shellcheck disable=SC2086
+		check "$n: rdma link delete returns" timeout 120 $NB rdma link delete "$DB"
+		st_reap d
+		survivor_case "$n: the requester ends cleanly" "$ST_CRC" "${ST_CLOG[d]}"
+		survivor_case "$n: the responder ends cleanly" "$ST_SRC" "${ST_SLOG[d]}"
+	else
+		not_ok "$n" "stream did not start: $(tail1 "${ST_SLOG[d]}") | $(tail1 "${ST_CLOG[d]}")"
+		st_reap d
+	fi
+	no_report_case "$n" "$before"
+	[ -e "/sys/class/infiniband/$DB" ] && rdma link delete "$DB" 2>/dev/null
+	if rdma_dev_add "$NB" shca "$DB" veth-b && GB4=$(rdma_gid "$DB" "$GID4_B"); then
+		ok "$n: $DB added again"
+		verified "$n: then a verified transfer works"
+	else
+		not_ok "$n: $DB added again" "device or GID missing"
+	fi
+
+	n="the veth pair deleted mid-transfer"
+	before=$(reports)
+	next_port
+	if st_start v "$NB" "$NA" "$AB" $PORT "-o wrs -S 1M -w 4 -T 600"; then
+		advance v 6
+		# shellcheck disable=SC2086
+		check "$n: ip link del veth-b returns" timeout 120 $NB ip link del veth-b
+		st_reap v
+		survivor_case "$n: the requester ends cleanly" "$ST_CRC" "${ST_CLOG[v]}"
+		survivor_case "$n: the responder ends cleanly" "$ST_SRC" "${ST_SLOG[v]}"
+	else
+		not_ok "$n" "stream did not start: $(tail1 "${ST_SLOG[v]}") | $(tail1 "${ST_CLOG[v]}")"
+		st_reap v
+		$NB ip link del veth-b 2>/dev/null
+	fi
+	dev_gone() { [ ! -e "/sys/class/infiniband/$1" ]; }
+	check "$n: both devices unregistered" wait_for 120 eval "dev_gone $DA && dev_gone $DB"
+	no_report_case "$n" "$before"
+	if veth_pair_add && pair_setup shca; then
+		ok "$n: veth pair and devices created again"
+		verified "$n: then a verified transfer works"
+	else
+		not_ok "$n: veth pair and devices created again" "setup failed"
+		exit 1
+	fi
+fi
+
+# --- mix: direct and wire QPs between the same pair ------------------------------------------
+
+if want mix && e2e_selected mix; then
+	set_direct 1
+	n="direct and wire QPs between one pair"
+	tlog=$E2E_LOGS/direct-mix-tap.log
+	next_port
+	if st_start m1 "$NB" "$NA" "$AB" $PORT "-o ws -S 256K -w 2 -T 600" &&
+		next_port && st_start m2 "$NA" "$NB" "$AA" $PORT "-o r -S 256K -w 2 -T 600"; then
+		advance m1 5
+		advance m2 5
+		snap m0 "$DA" "$DB"
+		if [ "$HAVE_PARAM" = 1 ]; then
+			set_direct 0
+			advance m1 10
+			advance m2 10
+			set_direct 1
+			advance m1 10
+			advance m2 10
+		fi
+		: >"$tlog"
+		$NB timeout 300 /usr/bin/python3 "$TAP" veth-b >"$tlog" 2>&1 &
+		tpid=$!
+		wait_for 60 has_text "$tlog" "ready on"
+		advance m1 10
+		advance m2 10
+		kill -TERM "$tpid" 2>/dev/null
+		wait "$tpid"
+		echo "# $(tail1 "$tlog" 1)"
+		advance m1 10
+		advance m2 10
+		snap m1 "$DA" "$DB"
+		st_stop m1
+		st_verdict "$n: WRITE+SEND stream A->B verified" m1
+		st_stop m2
+		st_verdict "$n: READ stream B->A verified" m2
+		path_case "$n" m0 m1 both "$DA" "$DB"
+		loss_info "$n" m0 m1 "$DA" "$DB"
+	else
+		not_ok "$n" "streams did not start: $(tail1 "${ST_CLOG[m1]}") | $(tail1 "${ST_CLOG[m2]:-/dev/null}")"
+		st_reap m1
+		[ -n "${ST_CPID[m2]:-}" ] && st_reap m2
+	fi
+	set_direct 1
+fi
+
+# --- tap: tapped traffic takes the wire -------------------------------------------------------
+
+if want tap && e2e_selected tap; then
+	set_direct 1
+	n="a packet tap on veth-a"
+	tlog=$E2E_LOGS/direct-tap.log
+	: >"$tlog"
+	$NA timeout 300 /usr/bin/python3 "$TAP" veth-a >"$tlog" 2>&1 &
+	tpid=$!
+	if wait_for 60 has_text "$tlog" "ready on"; then
+		snap t0 "$DA" "$DB"
+		verified "$n: verified transfer while tapped"
+		snap t1 "$DA" "$DB"
+		kill -TERM "$tpid" 2>/dev/null
+		wait "$tpid"
+		echo "# $(tail1 "$tlog" 1)"
+		if [[ $(<"$tlog") =~ ([0-9]+)\ RoCE\ v2\ packets ]] && [ "${BASH_REMATCH[1]}" -gt 0 ]; then
+			ok "$n sees RoCE v2 packets (UDP 4791): ${BASH_REMATCH[1]}"
+		else
+			not_ok "$n sees RoCE v2 packets (UDP 4791)" "$(tail1 "$tlog" 2)"
+		fi
+		path_case "$n" t0 t1 wire "$DA" "$DB"
+		loss_info "$n" t0 t1 "$DA" "$DB"
+	else
+		not_ok "$n" "tap4791.py did not start: $(tail1 "$tlog")"
+		kill "$tpid" 2>/dev/null
+		wait "$tpid"
+	fi
+fi
+
+echo "# $E2E_SUITE: $PART took $((SECONDS - PART_T0)) s"
+[ -n "$orig_direct" ] && set_direct "$( [ "$orig_direct" = N ] && echo 0 || echo 1)"
+pair_teardown
+check "module unloads" modprobe -r shca
+e2e_finish
