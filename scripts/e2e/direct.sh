@@ -166,48 +166,46 @@ why_wire() {
 	[ -z "$w" ] || echo " (last reason logged: ${w#*] })"
 }
 
+# grown FROM TO "COUNTER..." DEV...: " DEV:COUNTER+N" for each counter
+# that grew between the snapshots, each DEV once.
+grown() {
+	local from=$1 to=$2 names=$3 d n v out="" seen=" "
+	shift 3
+	for d in "$@"; do
+		[[ $seen == *" $d "* ]] && continue
+		seen="$seen$d "
+		for n in $names; do
+			v=$(delta "$from" "$to" "$d" "$n")
+			[ "$v" = 0 ] || out="$out $d:$n+$v"
+		done
+	done
+	echo "$out"
+}
+
+LOSS="rx_dropped rc_timeouts rc_retransmits"
+WHY="rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp"
+
 # loss_info NAME FROM TO DEV...: print the loss counters' deltas.  On the
 # wire a QP's packets can still be reordered (veth hands them to the
 # backlog of whichever CPU sends, and a busy CPU defers its backlog), and a
 # qdisc deleted mid-stream drops what it holds: sequence NAKs and resends
 # there are recovery, shown but not asserted.
 loss_info() {
-	local name=$1 from=$2 to=$3 d n v out="" seen=" "
-	shift 3
-	for d in "$@"; do
-		[[ $seen == *" $d "* ]] && continue
-		seen="$seen$d "
-		for n in rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd; do
-			v=$(delta "$from" "$to" "$d" "$n")
-			[ "$v" = 0 ] || out="$out $d:$n+$v"
-		done
-	done
+	local name=$1 out
+	out=$(grown "$2" "$3" "$LOSS $WHY" "${@:4}")
 	echo "# $name: loss counters:${out:- none}"
 }
 
 # clean_case NAME FROM TO DEV...: nothing was lost between the snapshots:
-# rx_dropped, rc_timeouts and rc_retransmits did not grow on any DEV.
+# rx_dropped, rc_timeouts and rc_retransmits did not grow on any DEV (else
+# the counters that say why are shown too).
 clean_case() {
-	local name=$1 from=$2 to=$3 d n v bad="" seen=" "
-	shift 3
-	for d in "$@"; do
-		[[ $seen == *" $d "* ]] && continue
-		seen="$seen$d "
-		for n in rx_dropped rc_timeouts rc_retransmits; do
-			v=$(delta "$from" "$to" "$d" "$n")
-			[ "$v" = 0 ] || bad="$bad $d:$n+$v"
-		done
-	done
+	local name=$1 bad
+	bad=$(grown "$2" "$3" "$LOSS" "${@:4}")
 	if [ -z "$bad" ]; then
 		ok "$name: no loss (rx_dropped, rc_timeouts, rc_retransmits +0)"
 	else
-		for d in $seen; do
-			for n in rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp; do
-				v=$(delta "$from" "$to" "$d" "$n")
-				[ "$v" = 0 ] || bad="$bad ($d:$n+$v)"
-			done
-		done
-		not_ok "$name: no loss" "$bad"
+		not_ok "$name: no loss" "$bad ($(grown "$2" "$3" "$WHY" "${@:4}"))"
 	fi
 }
 
