@@ -315,8 +315,20 @@ static int poll_some(struct ctx *c, struct ibv_wc *wc, int max)
 	}
 	if (pfd[0].revents & (POLLERR | POLLHUP))
 		quit(EX_BROKEN, "the completion channel reports an error (device gone?)");
-	if ((pfd[1].revents & POLLIN) && rdma_get_cm_event(c->ech, &ev) == 0)
-		cm_event_broken(c, ev);
+	if (pfd[1].revents & POLLIN) {
+		/*
+		 * What completed before the event is taken first: the
+		 * server disconnects once our QP acknowledged its FIN_ACK,
+		 * whose completion is then already in the CQ.
+		 */
+		n = ibv_poll_cq(c->cq, max, wc);
+		if (n > 0) {
+			c->last_progress = now();
+			return n;
+		}
+		if (rdma_get_cm_event(c->ech, &ev) == 0)
+			cm_event_broken(c, ev);
+	}
 	if (now() - c->last_progress > c->watchdog)
 		quit(EX_STALLED, "no completion for %d s", c->watchdog);
 	return 0;

@@ -398,7 +398,8 @@ static void test_create_cq(void)
 		struct shca_ring_info *ri = &cq.resp.drv.ring;
 
 		tap(ri->entries >= 16 && !(ri->entries & (ri->entries - 1)) &&
-		    ri->mmap_len && !ri->reserved_288 && !cq.resp.drv.comp_mask,
+		    ri->mmap_len && !ri->reserved_288 &&
+		    cq.resp.drv.comp_mask == SHCA_CREATE_CQ_RESP_CMASK_ARM,
 		    "create_cq: response describes a ring",
 		    "entries %u len %llu", ri->entries,
 		    (unsigned long long)ri->mmap_len);
@@ -442,7 +443,7 @@ static void test_create_cq(void)
 	ret = create_cq_raw(&cq, 16, 0, &req, sizeof(req), 8);
 	expect_errno("create_cq: short response accepted", ret, 0);
 	if (!ret) {
-		tap(!cq.resp.drv.comp_mask &&
+		tap(cq.resp.drv.comp_mask == SHCA_CREATE_CQ_RESP_CMASK_ARM &&
 		    all_bytes(&cq.resp.drv.ring,
 			      sizeof(cq.resp.drv.ring) + sizeof(cq.resp.tail),
 			      CANARY),

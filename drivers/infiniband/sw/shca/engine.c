@@ -34,9 +34,11 @@
  * stays set when @resumes says a run will come anyway (an RC requester
  * waiting for responses, whose ACKs or retransmit timer queue sq_work):
  * that run sees what is posted meanwhile, so a post into a busy send
- * queue needs no system call.  An engine with nothing left to do lingers
- * for one more run of sq_work before it clears the flag, so a consumer
- * that reposts as its completions come in finds the engine still active.
+ * queue needs no system call.  An RC/UC engine with nothing left to do
+ * lingers for one more run of sq_work before it clears the flag, so a
+ * consumer that reposts as its completions come in finds the engine
+ * still active.  A UD engine does not: its sends complete in the
+ * doorbell, as consumers of an idle QP expect.
  *
  * Context: process (SQ engine or a doorbell), may sleep; qp->sq_engine
  * held.
@@ -58,7 +60,7 @@ static void shca_engine_loop(struct shca_qp *qp,
 		}
 		if (resumes && resumes(qp))
 			return;	/* stay "active": a response brings us back */
-		if (!qp->sq_lingered) {
+		if (resumes && !qp->sq_lingered) {
 			/* stay "active" for one more run, after others ran */
 			qp->sq_lingered = true;
 			shca_qp_queue(qp, &qp->sq_work);

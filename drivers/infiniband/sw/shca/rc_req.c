@@ -1270,7 +1270,7 @@ static void shca_req_wire_charge(struct shca_qp *qp)
 	req->wire_charge = now;
 }
 
-/* Context: the QP's last reference is gone, or SQ engine. */
+/* Context: destroy, once the QP's last reference is gone. */
 static void shca_req_wire_discharge(struct shca_qp *qp)
 {
 	atomic_sub(qp->req.wire_charge,
@@ -1705,8 +1705,8 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->psn = attr->sq_psn & 0xffffff;
 		req->una = req->psn;
 		req->next_psn = req->psn;
+		/* the next engine pass gives back what was counted */
 		req->wire_sent = false;
-		shca_req_wire_discharge(qp);
 		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)
