@@ -27,13 +27,10 @@
  * takes only the RCU read lock; it does not sleep.
  */
 #include <linux/etherdevice.h>
-#include <linux/inetdevice.h>
 #include <linux/netdevice.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_ipv4.h>
-#include <net/addrconf.h>
 #include <net/dst.h>
-#include <net/ipv6_stubs.h>
 #include <net/sch_generic.h>
 
 #include "shca.h"
@@ -48,11 +45,7 @@ MODULE_PARM_DESC(direct,
 static struct net_device *shca_direct_owner(struct net *net,
 					    const struct shca_path *path)
 {
-	if (path->ipv4)
-		return __ip_dev_find(net, path->daddr.v4, false);
-	if (IS_ENABLED(CONFIG_IPV6) && ipv6_stub->ipv6_dev_find)
-		return ipv6_stub->ipv6_dev_find(net, &path->daddr.v6, NULL);
-	return NULL;
+	return shca_addr_ndev(net, path->ipv4, &path->daddr);
 }
 
 /*
@@ -154,7 +147,7 @@ bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path)
 {
 	struct net_device *out = path->dst->dev, *target;
 	const char *why = NULL;
-	struct ib_device *ibdev;
+	struct shca_dev *peer;
 
 	if (!READ_ONCE(shca_direct_on))
 		return false;
@@ -178,11 +171,11 @@ bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path)
 		why = "netfilter hook";
 	if (why)
 		goto out;
-	ibdev = ib_device_get_by_netdev(target, RDMA_DRIVER_UNKNOWN);
-	if (!ibdev || ibdev->ops.owner != THIS_MODULE)
+	peer = shca_dev_get_by_netdev(target);
+	if (peer)
+		ib_device_put(&peer->ibdev);
+	else
 		why = "no shca device at the destination";
-	if (ibdev)
-		ib_device_put(ibdev);
 out:
 	if (why)
 		ibdev_dbg(&sdev->ibdev, "wire path to %s: %s\n",

@@ -22,17 +22,32 @@
 #include "shca.h"
 #include "wire.h"
 
+/**
+ * shca_addr_ndev - the netdev of @net that owns a local address
+ * @net: network namespace
+ * @ipv4: @addr is a __be32 IPv4 address, else a struct in6_addr
+ * @addr: the address
+ *
+ * Context: RCU read lock held; no reference is taken.
+ * Return: the netdev, or NULL if no netdev of @net has @addr.
+ */
+struct net_device *shca_addr_ndev(struct net *net, bool ipv4,
+				  const void *addr)
+{
+	if (ipv4)
+		return __ip_dev_find(net, *(const __be32 *)addr, false);
+	if (IS_ENABLED(CONFIG_IPV6) && ipv6_stub->ipv6_dev_find)
+		return ipv6_stub->ipv6_dev_find(net, addr, NULL);
+	return NULL;
+}
+
 /* The netdev a packet that came in over loopback was addressed to. */
 static struct net_device *shca_rx_loopback_ndev(struct sk_buff *skb)
 {
-	struct net *net = dev_net(skb->dev);
-
 	if (ip_hdr(skb)->version == 4)
-		return __ip_dev_find(net, ip_hdr(skb)->daddr, false);
-	if (IS_ENABLED(CONFIG_IPV6) && ipv6_stub->ipv6_dev_find)
-		return ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr,
-						NULL);
-	return NULL;
+		return shca_addr_ndev(dev_net(skb->dev), true,
+				      &ip_hdr(skb)->daddr);
+	return shca_addr_ndev(dev_net(skb->dev), false, &ipv6_hdr(skb)->daddr);
 }
 
 /**

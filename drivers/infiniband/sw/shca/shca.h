@@ -631,6 +631,8 @@ void shca_sq_catch_up(struct shca_qp *qp);
 void shca_sq_sync(struct shca_qp *qp);
 
 /* recv.c */
+struct net_device *shca_addr_ndev(struct net *net, bool ipv4,
+				  const void *addr);
 struct shca_dev *shca_dev_get_by_netdev(struct net_device *ndev);
 void shca_rcv(struct sk_buff *skb);
 void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg);
