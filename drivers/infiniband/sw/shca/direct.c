@@ -23,8 +23,15 @@
  * its segments never meet the wire's MTU; shca_direct_xmit() loses a
  * packet (as a wire would) only when the destination went away.
  *
- * Context: everything here runs in process context (the engines) and
- * takes only the RCU read lock; it does not sleep.
+ * A request is also executed in the sender's thread when it can be
+ * (path->rx_inline, shca_rq_inline()): the destination's RQ engine runs
+ * right there instead of in a worker woken for it, and its ACK comes back
+ * to the sender's own engine run, which consumes it before it ends; a
+ * round trip then wakes no worker at all.
+ *
+ * Context: everything here runs in process context (the engines).  The
+ * delivery takes only the RCU read lock and does not sleep; an inline
+ * RQ engine run may sleep.
  */
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
@@ -225,17 +232,20 @@ static void shca_direct_push_eth(struct sk_buff *skb,
  * shca_direct_xmit - hand an encapsulated packet to its device on this host
  * @sdev: sending device
  * @path: the route; path->seg is the packet's segment size for the
- *	receiver (0: the path MTU); the dst reference is consumed
+ *	receiver (0: the path MTU); path->rx_inline lets a request run at
+ *	its destination in this thread; the dst reference is consumed
  * @skb: IP and UDP headers pushed, the ICRC field unset
  *
- * Context: process (an engine), may run with BHs enabled; does not
- * sleep.  Always consumes @skb.
+ * Context: process (an engine), BHs enabled; does not sleep, but for
+ * path->rx_inline (an SQ engine run holding nothing but its
+ * qp->sq_engine), which may.  Always consumes @skb.
  * Return: 0 if the destination device took the packet, else a negative
  * errno (the packet is lost, as on a wire).
  */
 int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		     struct sk_buff *skb)
 {
+	struct shca_rx_inline inl = {};
 	struct net_device *target = NULL;
 	struct shca_dev *peer;
 
@@ -251,8 +261,10 @@ int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 	skb->dev = NULL;	/* @target is only known under RCU */
 	shca_stat_inc(sdev, SHCA_STAT_TX_DIRECT_PACKETS);
 	local_bh_disable();	/* the demux runs as it does in the softirq */
-	shca_rx_direct(peer, skb, path->seg);
+	shca_rx_direct(peer, skb, path->seg, path->rx_inline ? &inl : NULL);
 	local_bh_enable();
+	if (inl.qp)
+		shca_rq_inline(inl.qp, inl.skb);
 	ib_device_put(&peer->ibdev);
 	return 0;
 }

@@ -14,6 +14,11 @@
  * certain to come (RC/UC packets in flight: an ACK or the retransmit
  * timer brings one); before it goes idle it clears the flag, issues a
  * full barrier and looks at prod once more.
+ *
+ * A run that sends on the same-host direct path may execute the request
+ * at its destination right away (shca_rq_inline()), so the response can
+ * be in comp_queue when the send returns; such a response comes without
+ * sq_work (qp->sq_runner), and the run consumes it before it ends.
  */
 #include "shca.h"
 
@@ -37,8 +42,10 @@
  * queue needs no system call.  An RC/UC engine with nothing left to do
  * lingers for one more run of sq_work before it clears the flag, so a
  * consumer that reposts as its completions come in finds the engine
- * still active.  A UD engine does not: its sends complete in the
- * doorbell, as consumers of an idle QP expect.
+ * still active; but not a same-host ping-pong's or RPC's engine, whose
+ * consumer posts only after its peer's request (engine_logic.h).  A UD
+ * engine does not linger: its sends complete in the doorbell, as
+ * consumers of an idle QP expect.
  *
  * Context: process (SQ engine or a doorbell), may sleep; qp->sq_engine
  * held.
@@ -58,9 +65,13 @@ static void shca_engine_loop(struct shca_qp *qp,
 			shca_qp_queue(qp, &qp->sq_work);
 			return;
 		}
+		if (!skb_queue_empty(&qp->comp_queue))
+			continue;	/* responses this run brought about */
 		if (resumes && resumes(qp))
 			return;	/* stay "active": a response brings us back */
-		if (resumes && !qp->sq_lingered) {
+		if (resumes && !qp->sq_lingered &&
+		    shca_linger_want(&qp->sq_linger,
+				     READ_ONCE(qp->rq_requests))) {
 			/* stay "active" for one more run, after others ran */
 			qp->sq_lingered = true;
 			shca_qp_queue(qp, &qp->sq_work);
@@ -86,12 +97,14 @@ static void shca_sq_run(struct shca_qp *qp)
 	lockdep_assert_held(&qp->sq_engine);
 	if (!qp->sq.ring.ctl)
 		return;		/* an XRC target has no send queue */
+	WRITE_ONCE(qp->sq_runner, current);
 	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		shca_engine_loop(qp, shca_req_pass, shca_req_pending,
 				 shca_req_resumes, SHCA_REQ_PASSES);
 	else
 		shca_engine_loop(qp, shca_sq_drain, shca_sq_pending, NULL,
 				 SHCA_SQ_BUDGET);
+	WRITE_ONCE(qp->sq_runner, NULL);
 }
 
 /**

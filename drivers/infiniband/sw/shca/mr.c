@@ -441,7 +441,7 @@ int shca_frmr_reg(struct shca_qp *qp, const struct shca_wqe_reg_mr *reg)
  *
  * Only fast registration MRs of the QP's PD without bound windows can be
  * invalidated; invalidating a Free one with its last key is a no-op.
- * Context: SQ engine or rq_work.
+ * Context: SQ engine or RQ engine.
  * Return: 0 or a negative error.
  */
 int shca_mr_invalidate(struct shca_qp *qp, u32 key)

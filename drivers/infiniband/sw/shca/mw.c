@@ -278,7 +278,7 @@ static int shca_invalidate(struct shca_qp *qp, u32 key, bool remote)
  * @qp: the RC QP the SEND arrived on
  * @rkey: from the packet (untrusted)
  *
- * Context: rq_work.
+ * Context: RQ engine.
  * Return: 0 or a negative error.
  */
 int shca_invalidate_remote(struct shca_qp *qp, u32 rkey)
@@ -353,7 +353,7 @@ enum ib_wc_status shca_local_op(struct shca_qp *qp,
  *
  * The window must be bound with @rkey, belong to the QP's PD, be bound
  * to this QP if it is of type 2B, grant @access and cover the range.
- * Context: rq_work.
+ * Context: RQ engine.
  * Return: 0, -ENOENT, -EACCES or -EFAULT.
  */
 int shca_mw_rget(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,

@@ -389,6 +389,7 @@ void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	init_completion(&qp->freed);
 	mutex_init(&qp->state_lock);
 	mutex_init(&qp->sq_engine);
+	mutex_init(&qp->rq_engine);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	qp->state = IB_QPS_RESET;
@@ -507,6 +508,7 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	shca_qp_free_rings(qp);
 	shca_rss_destroy_qp(qp);
 	atomic_dec(&sdev->num_qp);
+	mutex_destroy(&qp->rq_engine);
 	mutex_destroy(&qp->sq_engine);
 	mutex_destroy(&qp->state_lock);
 	return 0;
@@ -630,7 +632,7 @@ static void shca_qp_store_attr(struct shca_qp *qp,
 static void shca_qp_quiesce(struct shca_qp *qp)
 {
 	shca_sq_sync(qp);
-	flush_work(&qp->rq_work);
+	shca_rq_sync(qp);
 }
 
 static int shca_qp_transition(struct shca_dev *sdev, struct shca_qp *qp,

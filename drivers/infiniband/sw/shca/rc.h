@@ -12,9 +12,10 @@
  *    there, so the requester state needs no other lock but for the queue
  *    of internal operations (req.iop_lock).
  *  - rc_resp.c responder (struct shca_resp in rc_resp.h).  Runs only
- *    inside qp->rq_work on request packets from qp->rx_queue; it owns the
- *    RQ consumer index and sends ACKs, NAKs, READ responses and atomic
- *    ACKs itself.
+ *    inside RQ engine runs (rq.c: qp->rq_work, or a same-host sender
+ *    executing its request inline), serialised by qp->rq_engine, on
+ *    request packets from qp->rx_queue; it owns the RQ consumer index and
+ *    sends ACKs, NAKs, READ responses and atomic ACKs itself.
  *
  * Packet steering (recv.c, softirq or the direct path): a packet whose
  * opcode is not of the QP's transport is dropped; SHCA_OPF_RESP opcodes

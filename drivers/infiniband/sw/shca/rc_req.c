@@ -606,6 +606,29 @@ static void shca_req_skip_acked(struct shca_qp *qp)
 		req->cur++;
 }
 
+/*
+ * Send everything from @psn on again (go back N); see shca_req_go_back().
+ * Return: true if it did.  Context: SQ engine.
+ */
+static bool shca_req_back_to(struct shca_qp *qp, u32 psn, bool guarded)
+{
+	struct shca_req *req = &qp->req;
+	s64 idx;
+
+	if (guarded && req->gb_armed && req->gb_psn == psn)
+		return false;
+	idx = shca_req_find(qp, psn);
+	if (idx < 0)
+		return false;
+	shca_req_rewind(qp, idx, shca_psn_mask(psn -
+			shca_req_wqe_at(qp, idx)->first_psn));
+	if (guarded)	/* a sequence NAK or an out-of-order response */
+		shca_rc_win_loss(&req->win, false);
+	req->gb_armed = true;
+	req->gb_psn = psn;
+	return true;
+}
+
 /**
  * shca_req_go_back - retransmit everything from @psn on (go back N)
  * @qp: RC QP
@@ -613,25 +636,16 @@ static void shca_req_skip_acked(struct shca_qp *qp)
  * @guarded: skip it if the last go-back went to the same PSN and no
  *	     progress has been made since (one request per lost packet)
  *
+ * For a loss (a sequence NAK, an out-of-order response, a timeout):
+ * counted in rc_retransmits.  The resend after an RNR NAK is not a
+ * retransmission of anything lost (rc_rnr_naks_rcvd counts those).
  * Context: SQ engine.
  */
 void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 {
-	struct shca_req *req = &qp->req;
-	s64 idx;
-
-	if (guarded && req->gb_armed && req->gb_psn == psn)
-		return;
-	idx = shca_req_find(qp, psn);
-	if (idx < 0)
-		return;
-	shca_req_rewind(qp, idx, shca_psn_mask(psn -
-			shca_req_wqe_at(qp, idx)->first_psn));
-	if (guarded)	/* a sequence NAK or an out-of-order response */
-		shca_rc_win_loss(&req->win, false);
-	req->gb_armed = true;
-	req->gb_psn = psn;
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_RETRANSMITS);
+	if (shca_req_back_to(qp, psn, guarded))
+		shca_stat_inc(to_sdev(qp->ibqp.device),
+			      SHCA_STAT_RC_RETRANSMITS);
 }
 
 /**
@@ -1077,6 +1091,12 @@ static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 		goto lost;
 	path.direct = w->direct;
 	path.seg = w->direct ? w->mtu : 0;
+	/* an SQ engine run (direct.c), of a conversing consumer */
+	path.rx_inline = w->direct &&
+			 shca_linger_talking(&qp->sq_linger,
+					     READ_ONCE(qp->rq_requests));
+	if (path.rx_inline)
+		shca_linger_inlined(&qp->sq_linger);
 	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
 	if (!skb) {
 		dst_release(path.dst);
@@ -1482,7 +1502,7 @@ static void shca_req_rnr_expired(struct shca_qp *qp)
 	if (!req->rnr_wait)
 		return;
 	req->rnr_wait = false;
-	shca_req_go_back(qp, req->rnr_psn, false);
+	shca_req_back_to(qp, req->rnr_psn, false);
 	shca_req_arm_rto(qp);
 }
 

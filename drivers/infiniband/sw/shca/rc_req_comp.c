@@ -125,6 +125,13 @@ static void shca_comp_ack(struct shca_qp *qp, const struct shca_wire_pkt *pkt)
 		break;
 	case SHCA_RC_AETH_NAK_SEQ:
 		shca_stat_inc(sdev, SHCA_STAT_RC_SEQ_NAKS_RCVD);
+		/*
+		 * A responder that RNR NAKed @psn may NAK the packets that
+		 * were behind it as out of sequence: the RNR timer resends
+		 * from @psn already.
+		 */
+		if (qp->req.rnr_wait && psn == qp->req.rnr_psn)
+			break;
 		if (shca_comp_ack_before(qp, psn))
 			shca_req_go_back(qp, psn, true);
 		break;

@@ -2,9 +2,11 @@
 /*
  * shca: RC/UC/XRC responder.  See rc.h for the contract.
  *
- * Everything here runs in qp->rq_work (process context, never
- * concurrently with itself), so struct shca_resp needs no lock; the only
- * exception is the RTR handover in shca_resp_modify() (see rc_resp.h).
+ * Everything here runs in the RQ engine (process context, qp->rq_engine
+ * held: rq_work, or a same-host sender executing its request inline,
+ * rq.c), never concurrently with itself, so struct shca_resp needs no
+ * lock of its own; the only exception is the RTR handover in
+ * shca_resp_modify() (see rc_resp.h).
  *
  * RC request packets are classified by PSN (rc_resp_logic.h):
  *  - expected: the opcode sequence is checked, the per-operation handler
@@ -37,7 +39,7 @@
 #include "wire.h"
 #include "rc_resp_logic.h"
 
-#define SHCA_RESP_TX_BUDGET	64	/* response packets per rq_work run */
+#define SHCA_RESP_TX_BUDGET	64	/* response packets per engine run */
 #define SHCA_RESP_RESET_BIT	0
 
 enum shca_resp_verdict {
@@ -83,7 +85,7 @@ static bool shca_resp_is_xrc(struct shca_qp *qp)
 
 /*
  * XRC target: take the SRQ @srqn names in the target's domain for the
- * packet or response in hand.  Context: rq_work.
+ * packet or response in hand.  Context: RQ engine.
  */
 static void shca_resp_xsrq_enter(struct shca_qp *qp, u32 srqn)
 {
@@ -120,7 +122,7 @@ int shca_resp_init(struct shca_qp *qp)
 
 /*
  * Context: process, qp->state_lock held.  Entering RTR hands the new
- * connection's parameters to rq_work; entering RESET has rq_work let go
+ * connection's parameters to the RQ engine; entering RESET has it let go
  * of what it holds.
  */
 void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
@@ -152,7 +154,7 @@ static void shca_resp_res_clear(struct shca_resp_res *res)
 	memset(res, 0, sizeof(*res));
 }
 
-/* Forget every resource and pending response.  Context: rq_work. */
+/* Forget every resource and pending response.  Context: RQ engine. */
 static void shca_resp_res_reset(struct shca_resp *resp)
 {
 	u32 i;
@@ -184,7 +186,7 @@ void shca_resp_fini(struct shca_qp *qp)
 	resp->wqe = NULL;
 }
 
-/* Apply the RTR handover, if one is due.  Context: rq_work. */
+/* Apply the RTR handover, if one is due.  Context: RQ engine. */
 static void shca_resp_check_reset(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -213,7 +215,7 @@ static void shca_resp_check_reset(struct shca_qp *qp)
  * Build and send one response packet, its payload (if any) read from
  * @mr at @va.  A packet that cannot be built or routed is lost, as on a
  * wire; the requester retries.
- * Context: rq_work.  Return: 0, or -EFAULT if the MR could not be read.
+ * Context: RQ engine.  Return: 0, or -EFAULT if the MR could not be read.
  */
 static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 			  struct shca_mr *mr, u64 va, u32 len, bool direct)
@@ -258,7 +260,7 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 	return 0;
 }
 
-/* Send an ACK or NAK carrying @psn and the current MSN.  Context: rq_work. */
+/* Send an ACK or NAK carrying @psn and the current MSN.  Context: RQ engine. */
 static void shca_resp_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
 {
 	struct shca_wire_hdr h = {
@@ -272,7 +274,7 @@ static void shca_resp_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
 	shca_resp_xmit(qp, &h, NULL, 0, 0, qp->resp.direct);
 }
 
-/* ACK everything up to ePSN - 1.  Context: rq_work. */
+/* ACK everything up to ePSN - 1.  Context: RQ engine. */
 static void shca_resp_ack(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -291,7 +293,7 @@ static bool shca_resp_tx_busy(struct shca_resp *resp)
  * Send the next packet of a READ response.  The R_Key is looked up again
  * for every packet, so a deregistration or invalidation between packets
  * takes effect at once and never waits for this response.
- * Context: rq_work.
+ * Context: RQ engine.
  */
 static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 {
@@ -328,7 +330,7 @@ static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 		res->pending = false;
 }
 
-/* Send the ATOMIC ACKNOWLEDGE of an atomic.  Context: rq_work. */
+/* Send the ATOMIC ACKNOWLEDGE of an atomic.  Context: RQ engine. */
 static void shca_resp_tx_atomic(struct shca_qp *qp, struct shca_resp_res *res)
 {
 	struct shca_wire_hdr h = {
@@ -363,7 +365,7 @@ static bool shca_resp_tx_res(struct shca_qp *qp, struct shca_resp_res *res,
 
 /*
  * Send pending responses, oldest first, at most @budget packets.
- * Context: rq_work.  Return: true if none is left.
+ * Context: RQ engine.  Return: true if none is left.
  */
 static bool shca_resp_tx(struct shca_qp *qp, u32 budget)
 {
@@ -387,7 +389,7 @@ static bool shca_resp_tx(struct shca_qp *qp, u32 budget)
 /*
  * Post the completion of the receive WQE in use, to the receive CQ (an
  * XRC SRQ's own for an XRC target; there is none once that SRQ is gone).
- * Context: rq_work.
+ * Context: RQ engine.
  */
 static void shca_resp_complete(struct shca_qp *qp, struct shca_cqe *cqe,
 			       bool solicited)
@@ -414,7 +416,7 @@ static void shca_resp_complete_err(struct shca_qp *qp,
 	shca_resp_complete(qp, &cqe, false);
 }
 
-/* Make sure a receive WQE is at hand.  Context: rq_work. */
+/* Make sure a receive WQE is at hand.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 						 struct shca_resp_pkt *p)
 {
@@ -445,7 +447,7 @@ static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 /*
  * The first packet of a SEND to a TM SRQ: match it, or take an ordinary
  * WQE for it (tm.c).  A matched rendezvous is done with here (@done).
- * Context: rq_work.
+ * Context: RQ engine.
  */
 static enum shca_resp_verdict shca_resp_take_tm(struct shca_qp *qp,
 						struct shca_resp_pkt *p,
@@ -478,7 +480,7 @@ static enum shca_resp_verdict shca_resp_take_tm(struct shca_qp *qp,
 	return SHCA_RV_DONE;
 }
 
-/* Take the receive WQE of a new SEND message.  Context: rq_work. */
+/* Take the receive WQE of a new SEND message.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_send_first(struct shca_qp *qp,
 						   struct shca_resp_pkt *p,
 						   bool *done)
@@ -504,7 +506,7 @@ static enum shca_resp_verdict shca_resp_send_first(struct shca_qp *qp,
 	return SHCA_RV_DONE;
 }
 
-/* Scatter SEND payload into the WQE.  Context: rq_work. */
+/* Scatter SEND payload into the WQE.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_scatter(struct shca_qp *qp,
 						struct shca_resp_pkt *p)
 {
@@ -539,7 +541,7 @@ static enum shca_resp_verdict shca_resp_scatter(struct shca_qp *qp,
 /* Operations                                                        */
 /* ---------------------------------------------------------------- */
 
-/* SEND FIRST/MIDDLE/LAST/ONLY (+ IMM, INV).  Context: rq_work. */
+/* SEND FIRST/MIDDLE/LAST/ONLY (+ IMM, INV).  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_send(struct shca_qp *qp,
 					     struct shca_resp_pkt *p)
 {
@@ -577,7 +579,7 @@ static enum shca_resp_verdict shca_resp_send(struct shca_qp *qp,
 
 /*
  * Check that the R_Key allows @access to [@va, @va + @len) now, without
- * keeping the MR: each packet looks it up again.  Context: rq_work.
+ * keeping the MR: each packet looks it up again.  Context: RQ engine.
  */
 static int shca_resp_rkey_check(struct shca_qp *qp, u32 rkey, u64 va,
 				u32 len, int access)
@@ -593,7 +595,7 @@ static int shca_resp_rkey_check(struct shca_qp *qp, u32 rkey, u64 va,
 	return err;
 }
 
-/* RETH of a WRITE FIRST/ONLY: check the target.  Context: rq_work. */
+/* RETH of a WRITE FIRST/ONLY: check the target.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_write_start(struct shca_qp *qp,
 						    struct shca_resp_pkt *p)
 {
@@ -615,7 +617,7 @@ static enum shca_resp_verdict shca_resp_write_start(struct shca_qp *qp,
 
 /*
  * Place @len bytes of a WRITE at its cursor, under a reference taken for
- * this packet only.  Context: rq_work.
+ * this packet only.  Context: RQ engine.
  */
 static int shca_resp_write_data(struct shca_qp *qp, void *data, u32 len)
 {
@@ -656,7 +658,7 @@ static enum shca_resp_verdict shca_resp_write_end(struct shca_qp *qp,
 /*
  * ATOMIC WRITE: 8 bytes at an 8-byte aligned address, stored at once and
  * acknowledged like a WRITE; a duplicate is re-ACKed, not re-executed.
- * Context: rq_work.
+ * Context: RQ engine.
  */
 static enum shca_resp_verdict shca_resp_atomic_write(struct shca_qp *qp,
 						     struct shca_resp_pkt *p)
@@ -681,7 +683,7 @@ static enum shca_resp_verdict shca_resp_atomic_write(struct shca_qp *qp,
 	return err ? SHCA_RV_NAK_ACC : SHCA_RV_DONE;
 }
 
-/* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (+ IMM).  Context: rq_work. */
+/* RDMA WRITE FIRST/MIDDLE/LAST/ONLY (+ IMM).  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_write(struct shca_qp *qp,
 					      struct shca_resp_pkt *p)
 {
@@ -733,7 +735,7 @@ static u32 shca_resp_next_msn(struct shca_resp *resp)
 	return (resp->msn + 1) & SHCA_WIRE_24BIT;
 }
 
-/* RDMA READ request.  Context: rq_work. */
+/* RDMA READ request.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 					     struct shca_resp_pkt *p)
 {
@@ -766,7 +768,7 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 	return SHCA_RV_DONE;
 }
 
-/* CMP_SWP and FETCH_ADD.  Context: rq_work. */
+/* CMP_SWP and FETCH_ADD.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_atomic(struct shca_qp *qp,
 					       struct shca_resp_pkt *p)
 {
@@ -804,7 +806,7 @@ static enum shca_resp_verdict shca_resp_atomic(struct shca_qp *qp,
 	return SHCA_RV_DONE;
 }
 
-/* Run the handler of a packet that is in sequence.  Context: rq_work. */
+/* Run the handler of a packet that is in sequence.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_dispatch(struct shca_qp *qp,
 						 struct shca_resp_pkt *p)
 {
@@ -834,7 +836,7 @@ static void shca_resp_abort_msg(struct shca_qp *qp)
 /* RC                                                                */
 /* ---------------------------------------------------------------- */
 
-/* Account an executed packet and ACK if due.  Context: rq_work. */
+/* Account an executed packet and ACK if due.  Context: RQ engine. */
 static void shca_rc_advance(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -880,7 +882,7 @@ static void shca_rc_rnr_nak(struct shca_qp *qp)
 
 /*
  * XRC target: does the packet name an SRQ of the domain, the same one as
- * the message it continues (or whose WQE is in use)?  Context: rq_work.
+ * the message it continues (or whose WQE is in use)?  Context: RQ engine.
  */
 static bool shca_resp_xrc_ok(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
@@ -897,7 +899,7 @@ static bool shca_resp_xrc_ok(struct shca_qp *qp, struct shca_resp_pkt *p)
 	return true;
 }
 
-/* The packet at ePSN.  Context: rq_work. */
+/* The packet at ePSN.  Context: RQ engine. */
 static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -920,6 +922,13 @@ static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 		break;
 	case SHCA_RV_RNR:
 		shca_rc_rnr_nak(qp);
+		/*
+		 * The NAK stands for the packets behind it too: the
+		 * requester resends from ePSN when its RNR timer expires,
+		 * and a sequence NAK for them would only make it resend
+		 * early.
+		 */
+		resp->nak_seq_sent = true;
 		break;
 	case SHCA_RV_NAK_INV:
 		shca_rc_fatal(qp, SHCA_AETH_NAK_INV_REQ, SHCA_STAT_RC_INV_REQS);
@@ -954,7 +963,7 @@ static struct shca_resp_res *shca_resp_res_find(struct shca_resp *resp,
 
 /*
  * Answer a duplicate READ again, from the PSN and address it asks for,
- * which must lie inside the original request.  Context: rq_work.
+ * which must lie inside the original request.  Context: RQ engine.
  */
 static void shca_rc_replay_read(struct shca_qp *qp,
 				const struct shca_resp_res *orig,
@@ -985,7 +994,7 @@ static void shca_rc_replay_read(struct shca_qp *qp,
 	res->srqn = h->xrc_srqn;
 }
 
-/* A request before ePSN.  Context: rq_work. */
+/* A request before ePSN.  Context: RQ engine. */
 static void shca_rc_duplicate(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -1013,7 +1022,7 @@ static void shca_rc_duplicate(struct shca_qp *qp, struct shca_resp_pkt *p)
 	}
 }
 
-/* A request after ePSN: one sequence NAK per gap.  Context: rq_work. */
+/* A request after ePSN: one sequence NAK per gap.  Context: RQ engine. */
 static void shca_rc_future(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -1057,7 +1066,7 @@ static void shca_uc_drop(struct shca_qp *qp)
 	shca_resp_abort_msg(qp);
 }
 
-/* Context: rq_work. */
+/* Context: RQ engine. */
 static void shca_uc_rx(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -1122,7 +1131,7 @@ static int shca_resp_parse(struct shca_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
-/* Context: qp->rq_work.  Consumes nothing: the caller frees @skb. */
+/* Context: RQ engine.  Consumes nothing: the caller frees @skb. */
 void shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 {
 	struct shca_resp_pkt p;
@@ -1165,7 +1174,7 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
 }
 
 /**
- * shca_resp_batch_end - end of one rq_work run over an RC/UC QP
+ * shca_resp_batch_end - end of one RQ engine run over an RC/UC QP
  * @qp: QP
  *
  * Sends pending responses (budgeted), then an ACK held back while they
@@ -1178,7 +1187,7 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
  * receive WQE in use is completed with a flush error
  * before rq.c flushes the rest of the RQ.
  *
- * Context: qp->rq_work.
+ * Context: RQ engine.
  * Return: true if responses are left and rq_work must run again.
  */
 bool shca_resp_batch_end(struct shca_qp *qp)

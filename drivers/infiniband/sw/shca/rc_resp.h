@@ -2,9 +2,10 @@
 /*
  * shca: RC/UC responder state (owned by rc_resp.c).
  *
- * Everything but the handover block is touched only by qp->rq_work.
+ * Everything but the handover block is touched only by the RQ engine
+ * (qp->rq_engine held: rq_work, or a same-host sender running it inline).
  * shca_resp_modify() (state_lock, process) fills the handover block and
- * sets @reset with release semantics when the QP enters RTR; rq_work
+ * sets @reset with release semantics when the QP enters RTR; the engine
  * applies it (acquire) before it looks at the next packet, so the engine
  * state is never written from two contexts.
  */
@@ -98,7 +99,7 @@ struct shca_resp {
 	u32 init_mtu;
 };
 
-/* rc_resp.c: end of one rq_work batch; true if rq_work must run again. */
+/* rc_resp.c: end of an RQ engine run; true if rq_work must run again. */
 bool shca_resp_batch_end(struct shca_qp *qp);
 
 /* mem.c: remote (R_Key) access */

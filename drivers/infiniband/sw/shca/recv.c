@@ -8,7 +8,9 @@
  * reference): requests on qp->rx_queue for rq_work (rq.c, rc_resp.c),
  * responses on qp->comp_queue for the SQ engine (rc_req_comp.c).
  * shca_rx_direct() takes the packets of the same-host direct path
- * (direct.c) at the same point, after the checks a wire packet needs.
+ * (direct.c) at the same point, after the checks a wire packet needs; a
+ * request whose sender may run the destination's RQ engine itself is
+ * handed back to the sender for shca_rq_inline() instead of being queued.
  */
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
@@ -176,6 +178,69 @@ static bool shca_rx_role_ok(const struct shca_qp *qp, u32 opflags)
 	}
 }
 
+/*
+ * The queue of @qp a packet with @opcode goes to, or NULL if @qp does not
+ * take it.  Context: any.
+ */
+static struct sk_buff_head *shca_rx_queue_of(struct shca_qp *qp, u8 opcode)
+{
+	u32 opflags = shca_opcode_info(opcode)->flags;
+
+	if (shca_opcode_transport(opcode) !=
+	    shca_qp_transport(qp->ibqp.qp_type) ||
+	    !shca_rx_role_ok(qp, opflags))
+		return NULL;
+	return opflags & SHCA_OPF_RESP ? &qp->comp_queue : &qp->rx_queue;
+}
+
+/**
+ * shca_rx_queue_req - queue a request on its QP for rq_work
+ * @qp: the destination, referenced; the reference goes with @skb
+ * @skb: a request shca_rx_enqueue() (or shca_rx_direct()) accepted
+ *
+ * Context: any.
+ */
+void shca_rx_queue_req(struct shca_qp *qp, struct sk_buff *skb)
+{
+	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns the ref */
+	shca_qp_queue(qp, &qp->rq_work);
+}
+
+/*
+ * Queue a response for the SQ engine.  A response of the direct path
+ * that the engine's own run brought about (@direct: delivered in process
+ * context by the thread of that run, shca_sq_run()) is consumed by the
+ * run before it ends (shca_engine_loop()), so it needs no sq_work; a
+ * softirq that interrupts the run is not that run.  Context: any.
+ */
+static void shca_rx_queue_resp(struct shca_qp *qp, struct sk_buff *skb,
+			       bool direct)
+{
+	skb_queue_tail(&qp->comp_queue, skb);	/* the skb owns the ref */
+	if (!direct || READ_ONCE(qp->sq_runner) != current)
+		shca_qp_queue(qp, &qp->sq_work);
+}
+
+/*
+ * Check that @qp takes @skb; return its queue, or NULL with the stat to
+ * count in @stat and the reference dropped.
+ */
+static struct sk_buff_head *shca_rx_admit(struct shca_qp *qp,
+					  struct sk_buff *skb, int *stat)
+{
+	struct sk_buff_head *queue;
+
+	queue = shca_rx_queue_of(qp, shca_rx_cb(skb)->opcode);
+	if (!queue)
+		*stat = SHCA_STAT_RX_MALFORMED;
+	else if (skb_queue_len(queue) >= SHCA_RX_QUEUE_MAX)
+		*stat = SHCA_STAT_RX_DROPPED;
+	else
+		return queue;
+	shca_qp_put(qp);
+	return NULL;
+}
+
 /**
  * shca_rx_enqueue - queue a checked packet on its QP
  * @qp: the destination, referenced; the reference goes with @skb
@@ -187,42 +252,51 @@ static bool shca_rx_role_ok(const struct shca_qp *qp, u32 opflags)
  */
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb)
 {
-	u8 opcode = shca_rx_cb(skb)->opcode;
-	u32 opflags = shca_opcode_info(opcode)->flags;
 	struct sk_buff_head *queue;
+	int stat;
 
-	if (shca_opcode_transport(opcode) !=
-	    shca_qp_transport(qp->ibqp.qp_type) ||
-	    !shca_rx_role_ok(qp, opflags)) {
-		shca_qp_put(qp);
-		return SHCA_STAT_RX_MALFORMED;
-	}
-	queue = opflags & SHCA_OPF_RESP ? &qp->comp_queue : &qp->rx_queue;
-	if (skb_queue_len(queue) >= SHCA_RX_QUEUE_MAX) {
-		shca_qp_put(qp);
-		return SHCA_STAT_RX_DROPPED;
-	}
-	skb_queue_tail(queue, skb);	/* the skb owns the ref */
-	shca_qp_queue(qp, queue == &qp->rx_queue ? &qp->rq_work :
-			  &qp->sq_work);
+	queue = shca_rx_admit(qp, skb, &stat);
+	if (!queue)
+		return stat;
+	if (queue == &qp->rx_queue)
+		shca_rx_queue_req(qp, skb);
+	else
+		shca_rx_queue_resp(qp, skb, false);
 	return -1;
 }
 
 /*
  * Hand a checked packet to its QP, or to every QP of its multicast
- * group; return the stat to count or -1.
+ * group; return the stat to count or -1.  @direct: from the direct path
+ * (shca_rx_direct()); there, with @inl, a request is left in @inl for
+ * its sender to run instead of being queued.
  */
 static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
-			   u32 dqpn)
+			   u32 dqpn, bool direct, struct shca_rx_inline *inl)
 {
+	struct sk_buff_head *queue;
 	struct shca_qp *qp;
+	int stat;
 
 	if (dqpn == SHCA_MCAST_QPN)
 		return shca_mcast_rx(sdev, skb);
 	qp = shca_qp_get(sdev, dqpn);
 	if (!qp)
 		return SHCA_STAT_RX_NO_QP;
-	return shca_rx_enqueue(qp, skb);
+	if (!direct || qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+		return shca_rx_enqueue(qp, skb);
+	queue = shca_rx_admit(qp, skb, &stat);
+	if (!queue)
+		return stat;
+	if (queue != &qp->rx_queue) {
+		shca_rx_queue_resp(qp, skb, true);
+	} else if (inl) {
+		inl->qp = qp;
+		inl->skb = skb;
+	} else {
+		shca_rx_queue_req(qp, skb);
+	}
+	return -1;
 }
 
 /**
@@ -245,7 +319,7 @@ void shca_rcv(struct sk_buff *skb)
 	if (stat < 0)
 		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
 	if (stat < 0)
-		stat = shca_rx_deliver(sdev, skb, dqpn);
+		stat = shca_rx_deliver(sdev, skb, dqpn, false, NULL);
 	if (stat >= 0) {
 		shca_stat_inc(sdev, stat);
 		kfree_skb(skb);
@@ -259,13 +333,17 @@ void shca_rcv(struct sk_buff *skb)
  * @skb: from shca_direct_xmit(): IP and UDP headers in place (the network
  *	and transport headers set), no ICRC
  * @seg: the sender's segment size for RC/UC packets, 0 for the path MTU
+ * @inl: NULL, or where to leave a request for the sender to run inline
  *
  * The packet was built by shca itself, so only the transport headers are
  * parsed (the packet is still checked like any other one there); then it
- * is delivered like a wire packet.
- * Context: BHs disabled.  Always consumes @skb.
+ * is delivered like a wire packet, but that a request (to a QP other than
+ * RAW_PACKET) is left in @inl, with its QP reference, if @inl is given:
+ * the caller then owns it and passes it to shca_rq_inline().
+ * Context: BHs disabled.  Always consumes @skb (or leaves it in @inl).
  */
-void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg)
+void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg,
+		    struct shca_rx_inline *inl)
 {
 	struct udphdr *uh = udp_hdr(skb);
 	u32 bth_off, blen, dqpn;
@@ -281,7 +359,7 @@ void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg)
 	if (stat < 0) {
 		shca_rx_cb(skb)->seg = seg;
 		shca_stat_inc(sdev, SHCA_STAT_RX_DIRECT_PACKETS);
-		stat = shca_rx_deliver(sdev, skb, dqpn);
+		stat = shca_rx_deliver(sdev, skb, dqpn, true, inl);
 	}
 	if (stat >= 0) {
 		shca_stat_inc(sdev, stat);

@@ -3,10 +3,13 @@
  * shca: the receive queue engine (UD and GSI).
  *
  * recv.c queues each checked packet on its QP (the skb holds a QP
- * reference).  qp->rq_work then matches each packet with a receive WQE,
- * writes the GRH and the payload and produces the completion.  rq_work is
- * the only consumer of the RQ and owns ring.kcons; it also flushes the RQ
- * of a QP in the error state.
+ * reference).  The RQ engine then matches each packet with a receive WQE,
+ * writes the GRH and the payload and produces the completion; RC/UC/XRC
+ * requests go to the responder (rc_resp.c).  An RQ engine run holds
+ * qp->rq_engine: it is qp->rq_work, or a same-host sender that executes
+ * its request in its own thread (shca_rq_inline(): UD sends, and the
+ * requests of an RC/UC/XRC consumer that converses, engine_logic.h).  The engine is the only consumer of the RQ
+ * and owns ring.kcons; it also flushes the RQ of a QP in the error state.
  * RAW_PACKET QPs get their frames from flow steering (flow.c) on the same
  * rx_queue; rq_work hands them to raw.c.
  */
@@ -24,6 +27,12 @@
 #include "raw.h"
 #include "rq.h"
 #include "wire.h"
+
+/*
+ * The largest request payload a sender executes inline: a bigger copy
+ * is worth a second CPU (rq_work) more than the wakeup it costs.
+ */
+#define SHCA_RQ_INLINE_MAX	4096
 
 /**
  * shca_rwqe_pop - copy the receive WQE at a ring's consumer index
@@ -350,33 +359,35 @@ static void shca_rq_last_wqe(struct shca_qp *qp)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-/**
- * shca_rq_work - the receive engine of one QP
- * @work: qp->rq_work; the queuer took a QP reference for us
- *
- * Context: process (shca_wq), may sleep.
+/*
+ * Take one packet of @qp's rx_queue.  Its reference stays with the QP's
+ * caller.  Context: RQ engine (qp->rq_engine held), may sleep.
  */
-void shca_rq_work(struct work_struct *work)
+static void shca_rq_one(struct shca_qp *qp, struct sk_buff *skb)
 {
-	struct shca_qp *qp = container_of(work, struct shca_qp, rq_work);
-	bool rc = shca_qp_is_conn(qp->ibqp.qp_type);
-	u32 budget = SHCA_RX_BUDGET;
-	bool again = false;
-	struct sk_buff *skb;
+	lockdep_assert_held(&qp->rq_engine);
+	/* read by the SQ engine: does its consumer answer requests? */
+	WRITE_ONCE(qp->rq_requests, qp->rq_requests + 1);
+	if (shca_qp_is_conn(qp->ibqp.qp_type))
+		shca_resp_rx(qp, skb);
+	else if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+		shca_raw_rx_one(qp, skb);
+	else
+		shca_rx_one(qp, skb);
+	consume_skb(skb);
+}
 
-	while (budget-- && (skb = skb_dequeue(&qp->rx_queue))) {
-		if (rc) {
-			shca_sq_catch_up(qp);
-			shca_resp_rx(qp, skb);
-		} else if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET) {
-			shca_raw_rx_one(qp, skb);
-		} else {
-			shca_rx_one(qp, skb);
-		}
-		consume_skb(skb);
-		shca_qp_put(qp);	/* the skb's reference */
-	}
-	if (rc)
+/*
+ * The end of an RQ engine run: the responder's batch end (coalesced ACK,
+ * pending responses), another run if work is left, and the error state's
+ * flush.  Context: RQ engine (qp->rq_engine held), may sleep.
+ */
+static void shca_rq_end(struct shca_qp *qp)
+{
+	bool again = false;
+
+	lockdep_assert_held(&qp->rq_engine);
+	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		again = shca_resp_batch_end(qp);
 	if (again || !skb_queue_empty(&qp->rx_queue))
 		shca_qp_queue(qp, &qp->rq_work);
@@ -386,5 +397,95 @@ void shca_rq_work(struct work_struct *work)
 		else if (qp->rq.ring.ctl)
 			shca_rq_flush(qp);
 	}
+}
+
+/**
+ * shca_rq_work - the receive engine of one QP
+ * @work: qp->rq_work; the queuer took a QP reference for us
+ *
+ * Context: process (shca_wq), may sleep; takes qp->rq_engine.
+ */
+void shca_rq_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(work, struct shca_qp, rq_work);
+	bool rc = shca_qp_is_conn(qp->ibqp.qp_type);
+	u32 budget = SHCA_RX_BUDGET;
+	struct sk_buff *skb;
+
+	mutex_lock(&qp->rq_engine);
+	while (budget-- && (skb = skb_dequeue(&qp->rx_queue))) {
+		if (rc)
+			shca_sq_catch_up(qp);
+		shca_rq_one(qp, skb);
+		shca_qp_put(qp);	/* the skb's reference */
+	}
+	shca_rq_end(qp);
+	mutex_unlock(&qp->rq_engine);
 	shca_qp_put(qp);
+}
+
+/*
+ * May a request for @qp run in its sender's thread now: nothing queued
+ * ahead of it, and no response waiting for the SQ engine to consume
+ * first (shca_sq_catch_up(), which an inline run may not do: it would
+ * wait for @qp's sq_engine while holding its sender's).
+ * Context: any.
+ */
+static bool shca_rq_inline_ok(struct shca_qp *qp)
+{
+	return skb_queue_empty(&qp->rx_queue) &&
+	       (!shca_qp_is_conn(qp->ibqp.qp_type) ||
+		skb_queue_empty(&qp->comp_queue));
+}
+
+/**
+ * shca_rq_inline - run @qp's RQ engine on one request, in its sender
+ * @qp: the request's destination, referenced for @skb
+ * @skb: a request of the direct path that shca_rx_direct() left to the
+ *	sender (parsed, admitted to @qp)
+ *
+ * The sender executes its request at the destination itself, which
+ * saves the wakeup of a worker per packet, and the responder's ACK comes
+ * back to the sender's own engine run (shca_engine_loop()).  It may do
+ * so only when the RQ engine is free and nothing must run before the
+ * request (shca_rq_inline_ok()); else the request is queued for rq_work
+ * as any other.  A request that finds responses waiting once it holds
+ * the engine goes back to the head of the queue.
+ * Context: process, may sleep; an SQ engine run of another QP (or of
+ * @qp) holding nothing but its qp->sq_engine.  Takes qp->rq_engine only
+ * by trylock, and no sq_engine.
+ */
+void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb)
+{
+	might_sleep();
+	if (shca_rx_cb(skb)->pay_len > SHCA_RQ_INLINE_MAX ||
+	    !shca_rq_inline_ok(qp) || !mutex_trylock(&qp->rq_engine)) {
+		shca_rx_queue_req(qp, skb);
+		return;
+	}
+	if (!shca_rq_inline_ok(qp)) {
+		skb_queue_head(&qp->rx_queue, skb);	/* with its reference */
+		mutex_unlock(&qp->rq_engine);
+		shca_qp_queue(qp, &qp->rq_work);
+		return;
+	}
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RX_INLINE_PACKETS);
+	shca_rq_one(qp, skb);
+	shca_rq_end(qp);
+	mutex_unlock(&qp->rq_engine);
+	shca_qp_put(qp);	/* the skb's reference */
+}
+
+/**
+ * shca_rq_sync - wait until no RQ engine run is in progress
+ * @qp: QP
+ *
+ * Covers rq_work and the inline runs of same-host senders.
+ * Context: process, may sleep; no engine lock held.
+ */
+void shca_rq_sync(struct shca_qp *qp)
+{
+	flush_work(&qp->rq_work);
+	mutex_lock(&qp->rq_engine);
+	mutex_unlock(&qp->rq_engine);
 }

@@ -9,9 +9,14 @@
  *  - RTNL -> fd->lock (mutex, flow.c): the flow table's writers; the
  *    netdev hooks need RTNL.  Readers walk the rules under RCU.
  *  - qp->state_lock (mutex): modify_qp/query_qp, serialises QP attributes.
- *  - qp->sq_engine (mutex): one SQ engine run at a time (sq_work, a
- *    doorbell, or rq_work catching up on responses: shca_sq_catch_up()
- *    takes it from rq_work with nothing else held).
+ *  - qp->rq_engine (mutex) -> qp->sq_engine (mutex): one RQ engine run
+ *    at a time (rq_work, or a same-host sender running it inline), one SQ
+ *    engine run at a time (sq_work, a doorbell, or the RQ engine catching
+ *    up on responses: shca_sq_catch_up()).  An SQ engine run that sends
+ *    a request on the direct path may run the destination QP's RQ engine
+ *    (shca_rq_inline()): it only ever trylocks that rq_engine, and the
+ *    inline run takes no sq_engine, so QPs that send to each other never
+ *    wait on each other.
  *  - qp->rq_lock / qp->sq_lock (spinlock, irqsave): kernel producers of a
  *    work queue.  Never taken together with another QP's locks.
  *  - qp->req.iop_lock (spinlock, irqsave): the queue of the RC
@@ -56,6 +61,7 @@
 #include <rdma/shca-abi.h>
 
 #include "compat.h"
+#include "engine_logic.h"
 #include "ring.h"
 #include "rc.h"
 #include "rc_req.h"
@@ -330,12 +336,17 @@ struct shca_qp {
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct mutex sq_engine;		/* one SQ engine run at a time */
 	bool sq_lingered;		/* idle once already, qp->sq_engine */
+	struct shca_linger sq_linger;	/* linger backoff, qp->sq_engine */
+	/* the task in an SQ engine run (shca_sq_run()), or NULL */
+	struct task_struct *sq_runner;
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
+	struct mutex rq_engine;		/* one RQ engine run at a time */
+	u32 rq_requests;		/* requests taken, qp->rq_engine */
 	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
 	struct sk_buff_head comp_queue;	/* RC/UC responses for sq_work, ditto */
 	/* RC/UC requester: SQ engine only, but its req.iop_lock queue */
 	struct shca_req req;
-	struct shca_resp resp;		/* RC/UC responder, rq_work only */
+	struct shca_resp resp;		/* RC/UC responder, RQ engine only */
 	struct shca_rss *rss;		/* RSS QPs only (rwq.c) */
 	/* RC/UC/XRC: the route of qp->attr.ah_attr (per CPU, BHs off) */
 	struct dst_cache dst_cache;
@@ -461,6 +472,11 @@ struct shca_path {
 	struct dst_entry *dst;
 	bool direct;		/* deliver on the same-host path (direct.c) */
 	u32 seg;		/* direct: the packet's segment size, or 0 */
+	/*
+	 * direct, from an SQ engine run with nothing but qp->sq_engine
+	 * held: the destination's RQ engine may run in this thread
+	 */
+	bool rx_inline;
 };
 
 static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_stat stat)
@@ -635,12 +651,23 @@ struct net_device *shca_addr_ndev(struct net *net, bool ipv4,
 				  const void *addr);
 struct shca_dev *shca_dev_get_by_netdev(struct net_device *ndev);
 void shca_rcv(struct sk_buff *skb);
-void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg);
+
+/* A request of the direct path its sender may run inline (recv.c, rq.c). */
+struct shca_rx_inline {
+	struct shca_qp *qp;	/* referenced for @skb */
+	struct sk_buff *skb;
+};
+
+void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg,
+		    struct shca_rx_inline *inl);
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb);
+void shca_rx_queue_req(struct shca_qp *qp, struct sk_buff *skb);
 int shca_qp_transport(enum ib_qp_type type);
 
 /* rq.c */
 void shca_rq_work(struct work_struct *work);
+void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb);
+void shca_rq_sync(struct shca_qp *qp);
 struct ib_pd *shca_qp_rpd(struct shca_qp *qp);
 
 /* mcast.c */

@@ -381,7 +381,7 @@ static void shca_tm_rndv_fin_init(struct shca_tm_rndv *r, const u8 *hdrs)
 /*
  * A matched rendezvous: report the match and prepare READ and FIN, which
  * shca_tm_rx_rndv_go() queues once the request is acknowledged.  @r was
- * allocated before the match.  Context: rq_work.
+ * allocated before the match.  Context: RQ engine.
  */
 static void shca_tm_rndv_prepare(struct shca_qp *qp, struct shca_srq *srq,
 				 struct shca_tm_rndv *r, struct shca_tm_tag *t,
@@ -414,7 +414,7 @@ static void shca_tm_rndv_prepare(struct shca_qp *qp, struct shca_srq *srq,
  *
  * Called after the request's ACK went out, so that the sender sees its
  * SEND acknowledged before the READ and the FIN arrive.
- * Context: qp->rq_work.
+ * Context: RQ engine.
  */
 void shca_tm_rx_rndv_go(struct shca_qp *qp)
 {
@@ -435,7 +435,7 @@ void shca_tm_rx_rndv_go(struct shca_qp *qp)
 /*
  * A matched rendezvous whose length the tag's buffer cannot hold: the
  * buffer gets the request itself (as much as fits) and software takes
- * over.  Context: rq_work.
+ * over.  Context: RQ engine.
  */
 static void shca_tm_rndv_incomplete(struct shca_qp *qp, struct shca_srq *srq,
 				    struct shca_tm_tag *t, const u8 *payload,
@@ -468,7 +468,7 @@ static void shca_tm_rndv_incomplete(struct shca_qp *qp, struct shca_srq *srq,
 	shca_tm_post_tag(qp, srq, &cqe);
 }
 
-/* A matched tag's buffer is the message's receive WQE.  Context: rq_work. */
+/* A matched tag's buffer is the message's receive WQE.  Context: RQ engine. */
 static void shca_tm_take_tag(struct shca_qp *qp, struct shca_srq *srq,
 			     struct shca_tm_tag *t)
 {
@@ -481,7 +481,7 @@ static void shca_tm_take_tag(struct shca_qp *qp, struct shca_srq *srq,
 	resp->tm_handle = shca_tm_handle(&srq->tm->list, t);
 }
 
-/* A multi-packet eager message matched: say so now.  Context: rq_work. */
+/* A multi-packet eager message matched: say so now.  Context: RQ engine. */
 static void shca_tm_rx_match(struct shca_qp *qp, struct shca_srq *srq)
 {
 	struct shca_resp *resp = &qp->resp;
@@ -501,7 +501,7 @@ static void shca_tm_rx_match(struct shca_qp *qp, struct shca_srq *srq)
  * srq->lock hold.  A message that matches nothing takes an ordinary WQE
  * and counts as unexpected only if there is one.
  * Return: the tag (BUSY) or NULL; *err as shca_srq_pop() when NULL.
- * Context: rq_work.
+ * Context: RQ engine.
  */
 static struct shca_tm_tag *shca_tm_match_or_pop(struct shca_qp *qp,
 						struct shca_srq *srq, u64 tag,
@@ -536,7 +536,7 @@ static int shca_tm_rx_plain(struct shca_qp *qp, struct shca_srq *srq,
 	return err;
 }
 
-/* A tagged message: eager or rendezvous.  Context: rq_work. */
+/* A tagged message: eager or rendezvous.  Context: RQ engine. */
 static int shca_tm_rx_tagged(struct shca_qp *qp, struct shca_srq *srq,
 			     const u8 *payload, u32 len,
 			     enum shca_tm_class cls)
@@ -589,7 +589,7 @@ static int shca_tm_rx_tagged(struct shca_qp *qp, struct shca_srq *srq,
  *
  * Classifies the message, matches it and sets up qp->resp (wqe,
  * wqe_valid, tm_*) for the packets to come.
- * Context: qp->rq_work.
+ * Context: RQ engine.
  * Return: 0 if the message goes to resp->wqe (after resp->tm_skip bytes),
  * 1 if it is handled entirely (a matched rendezvous: its READ and FIN
  * wait in resp->tm_rndv for shca_tm_rx_rndv_go()), -ENOENT if there is
@@ -636,7 +636,7 @@ int shca_tm_rx_first(struct shca_qp *qp, struct shca_srq *srq,
  *
  * Gives it the TM opcode and flags of the message's kind and lets a
  * matched tag go (SHCA_CQE_TM_F_RELEASE), whatever the status.
- * Context: qp->rq_work.
+ * Context: RQ engine.
  */
 void shca_tm_rx_complete(struct shca_qp *qp, struct shca_cqe *cqe)
 {
