@@ -16,7 +16,13 @@
 #         WRITE+READ+SEND run, across the namespaces (direct), on one
 #         device (a QP pair on shca0 to itself, same GID; direct) and
 #         across the namespaces with direct=0 (wire): zero loss on the
-#         direct path.
+#         direct path.  Then, on the direct path: a conversing consumer
+#         (ibv_rc_pingpong -c, ibv_ud_pingpong, a dxfer run of 2 KiB
+#         SEND/WRITE messages each answered by the server) has its
+#         requests executed in the sender's thread (rx_inline_packets grew
+#         on both devices), data verified, nothing lost; and an
+#         ib_send_bw stream into a 4-deep receive queue (RNR NAKs) resends
+#         only after the RNR waits: no sequence NAK, no retransmission.
 # qdisc   a netem qdisc (delay 1ms) added to veth-a and removed while a
 #         verified stream runs: while it is there no message starts direct,
 #         once it went messages start direct again; nothing lost.
@@ -87,7 +93,7 @@ set_direct() {
 
 # --- counters ------------------------------------------------------------------
 
-STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp"
+STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rx_inline_packets"
 declare -A SNAP
 
 # snap TAG DEV...: SNAP[TAG,DEV,counter] for every counter of $STATS.
@@ -437,11 +443,73 @@ clean_or_info() {
 	fi
 }
 
+# inline_case NAME FROM TO DEV...: every DEV executed requests of its
+# peer in the peer's thread (rx_inline_packets grew on each).
+inline_case() {
+	local name=$1 from=$2 to=$3 d v bad=""
+	shift 3
+	for d in "$@"; do
+		v=$(delta "$from" "$to" "$d" rx_inline_packets)
+		[ "$v" != "?" ] && [ "$v" -gt 0 ] || bad="$bad $d:rx_inline_packets+$v"
+	done
+	if [ -z "$bad" ]; then
+		ok "$name: requests executed in the sender's thread"
+	else
+		not_ok "$name: requests executed in the sender's thread" "$bad"
+	fi
+}
+
+# converse_case NAME CHECK SRVCMD CLICMD: a conversing consumer across the
+# namespaces: verified, direct, nothing lost, executed inline both ways.
+converse_case() {
+	local name=$1 chk=$2 wait=tcp:18515
+	e2e_selected "$name" || return 0
+	[ "$chk" = dx_ok ] && wait=cm
+	snap a "$DA" "$DB"
+	run_case "$name" $wait "$NB" "$3" "$NA" "$4" "$chk"
+	snap b "$DA" "$DB"
+	path_case "$name" a b direct "$DA" "$DB"
+	clean_case "$name" a b "$DA" "$DB"
+	inline_case "$name" a b "$DA" "$DB"
+}
+
+# The RNR NAK of a full receive queue stands for the packets behind it:
+# the requester resends once its RNR timer expires, with no sequence NAK
+# and nothing counted as a retransmission.
+rnr_case() {
+	local name="ib_send_bw 4 KiB x2000 into a 4-deep receive queue" seq
+	e2e_selected "$name" || return 0
+	snap a "$DA" "$DB"
+	run_case "$name" tcp:18515 \
+		"$NB" "ib_send_bw -d $DB -x $GB4 -F -s 4096 -n 2000 -r 4" \
+		"$NA" "ib_send_bw -d $DA -x $GA4 -F -s 4096 -n 2000 -t 64 $AB" bw_ok
+	snap b "$DA" "$DB"
+	path_case "$name" a b direct "$DA" "$DB"
+	clean_case "$name" a b "$DA" "$DB"
+	sum_delta seq a b rc_seq_naks_rcvd "$DA" "$DB"
+	if [ "$seq" = 0 ]; then
+		ok "$name: no sequence NAK ($(grown a b rc_rnr_naks_rcvd "$DA" "$DB" | sed 's/^ *//;s/^$/no RNR NAK/'))"
+	else
+		not_ok "$name: no sequence NAK" "rc_seq_naks_rcvd +$seq ($(grown a b "$WHY" "$DA" "$DB"))"
+	fi
+}
+
 if want clean; then
 	set_direct 1
 	dyndbg +p
 	clean_mode "across the namespaces" "$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB" direct
 	clean_mode "one device" "$NA" "$DA" "$GA4" "$NA" "$DA" "$GA4" "$AA" direct
+	converse_case "ibv_rc_pingpong -c 2 KiB x2000" pp_ok \
+		"ibv_rc_pingpong -d $DB -g $GB4 -c -s 2048 -n 2000" \
+		"ibv_rc_pingpong -d $DA -g $GA4 -c -s 2048 -n 2000 $AB"
+	converse_case "ibv_ud_pingpong -c 1 KiB x2000" pp_ok \
+		"ibv_ud_pingpong -d $DB -g $GB4 -c -s 1024 -n 2000" \
+		"ibv_ud_pingpong -d $DA -g $GA4 -c -s 1024 -n 2000 $AB"
+	next_port
+	converse_case "dxfer 2 KiB SEND+WRITE x500 each, verified" dx_ok \
+		"$DXFER -s -a $AB -p $PORT -W 120" \
+		"$DXFER -c -a $AB -p $PORT -W 120 -o sw -S 2K -n 500 -w 1"
+	rnr_case
 	dyndbg -p
 	if [ "$HAVE_PARAM" = 1 ]; then
 		set_direct 0
