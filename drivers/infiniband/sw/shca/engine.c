@@ -18,7 +18,8 @@
  * A run that sends on the same-host direct path may execute the request
  * at its destination right away (shca_rq_inline()), so the response can
  * be in comp_queue when the send returns; such a response comes without
- * sq_work (qp->sq_runner), and the run consumes it before it ends.
+ * sq_work (qp->sq_runner, qp->sq_owed), and the run consumes it before it
+ * ends.
  */
 #include "shca.h"
 
@@ -65,8 +66,10 @@ static void shca_engine_loop(struct shca_qp *qp,
 			shca_qp_queue(qp, &qp->sq_work);
 			return;
 		}
-		if (!skb_queue_empty(&qp->comp_queue))
+		if (qp->sq_owed) {
+			qp->sq_owed = false;
 			continue;	/* responses this run brought about */
+		}
 		if (resumes && resumes(qp))
 			return;	/* stay "active": a response brings us back */
 		if (resumes && !qp->sq_lingered &&
@@ -98,6 +101,7 @@ static void shca_sq_run(struct shca_qp *qp)
 	if (!qp->sq.ring.ctl)
 		return;		/* an XRC target has no send queue */
 	WRITE_ONCE(qp->sq_runner, current);
+	qp->sq_owed = false;
 	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		shca_engine_loop(qp, shca_req_pass, shca_req_pending,
 				 shca_req_resumes, SHCA_REQ_PASSES);

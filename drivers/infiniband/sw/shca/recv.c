@@ -217,7 +217,9 @@ static void shca_rx_queue_resp(struct shca_qp *qp, struct sk_buff *skb,
 			       bool direct)
 {
 	skb_queue_tail(&qp->comp_queue, skb);	/* the skb owns the ref */
-	if (!direct || READ_ONCE(qp->sq_runner) != current)
+	if (direct && READ_ONCE(qp->sq_runner) == current)
+		qp->sq_owed = true;	/* that run's own thread: no race */
+	else
 		shca_qp_queue(qp, &qp->sq_work);
 }
 

@@ -8,8 +8,9 @@
  * requests go to the responder (rc_resp.c).  An RQ engine run holds
  * qp->rq_engine: it is qp->rq_work, or a same-host sender that executes
  * its request in its own thread (shca_rq_inline(): UD sends, and the
- * requests of an RC/UC/XRC consumer that converses, engine_logic.h).  The engine is the only consumer of the RQ
- * and owns ring.kcons; it also flushes the RQ of a QP in the error state.
+ * requests of an RC/UC/XRC consumer that converses, engine_logic.h).
+ * The engine is the only consumer of the RQ and owns ring.kcons; it also
+ * flushes the RQ of a QP in the error state.
  * RAW_PACKET QPs get their frames from flow steering (flow.c) on the same
  * rx_queue; rq_work hands them to raw.c.
  */

@@ -339,6 +339,8 @@ struct shca_qp {
 	struct shca_linger sq_linger;	/* linger backoff, qp->sq_engine */
 	/* the task in an SQ engine run (shca_sq_run()), or NULL */
 	struct task_struct *sq_runner;
+	/* that run brought about responses it must consume (sq_runner's) */
+	bool sq_owed;
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
 	struct mutex rq_engine;		/* one RQ engine run at a time */
 	u32 rq_requests;		/* requests taken, qp->rq_engine */
