@@ -1563,7 +1563,7 @@ static bool shca_req_responses(struct shca_qp *qp)
 	struct sk_buff *skb;
 
 	while ((skb = skb_dequeue(&qp->comp_queue))) {
-		if (!READ_ONCE(qp->dying))
+		if (!READ_ONCE(qp->dying) && shca_rx_verify(qp, skb))
 			shca_comp_rx(qp, skb);
 		kfree_skb(skb);
 		shca_qp_put(qp);	/* the skb's reference */

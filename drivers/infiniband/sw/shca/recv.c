@@ -3,10 +3,16 @@
  * shca: the receive demux.
  *
  * shca_rcv() runs in the UDP softirq for every RoCE v2 datagram of a
- * namespace: it finds the device and the destination QP, checks the ICRC
- * and the headers, and queues the skb on the QP (the skb holds a QP
- * reference): requests on qp->rx_queue for rq_work (rq.c, rc_resp.c),
- * responses on qp->comp_queue for the SQ engine (rc_req_comp.c).
+ * namespace: it finds the device and the destination QP, checks the
+ * headers, and queues the skb on the QP (the skb holds a QP reference):
+ * requests on qp->rx_queue for rq_work (rq.c, rc_resp.c), responses on
+ * qp->comp_queue for the SQ engine (rc_req_comp.c).
+ * The ICRC of a queued packet is left to its consumer (shca_rx_verify()
+ * at the head of each one's per-packet step): over a veth, this softirq
+ * runs on the sending CPU, and the CRC is then paid where the packet is
+ * consumed, in parallel with the sender.  A packet that is dropped here
+ * has its ICRC checked first, so that the statistic it counts is the one
+ * a check in this order would give (a bad ICRC before anything else).
  * shca_rx_direct() takes the packets of the same-host direct path
  * (direct.c) at the same point, after the checks a wire packet needs; a
  * request whose sender may run the destination's RQ engine itself is
@@ -90,27 +96,64 @@ static struct shca_dev *shca_rx_dev(struct sk_buff *skb)
 	return sdev;
 }
 
-/* Check IP/UDP lengths and the ICRC; return the stat to count or -1. */
-static int shca_rx_check(struct sk_buff *skb, u32 *bth_off, u32 *blen)
+/*
+ * Check the ICRC (and the IP/UDP layout it covers) of a linear wire
+ * packet; return the stat to count or -1.
+ * Context: any.
+ */
+static int shca_rx_icrc(struct sk_buff *skb)
 {
 	u8 *ip = skb_network_header(skb);
-	struct udphdr *uh = udp_hdr(skb);
-	u32 ulen;
 	int err;
+
+	err = shca_icrc_check(ip, skb_tail_pointer(skb) - ip);
+	if (!err)
+		return -1;
+	return err == -EBADMSG ? SHCA_STAT_RX_BAD_ICRC : SHCA_STAT_RX_MALFORMED;
+}
+
+/**
+ * shca_rx_verify - check the ICRC of a queued packet before consuming it
+ * @qp: the QP that dequeued @skb
+ * @skb: from qp->rx_queue or qp->comp_queue
+ *
+ * Packets of the wire are queued with their ICRC unchecked; those of the
+ * direct path (which carry none) and the frames of flow steering have
+ * nothing to check.  A bad packet is counted (rx_bad_icrc, or
+ * rx_malformed for a layout the ICRC cannot be computed over); the caller
+ * then drops it without looking at it further.
+ * Context: the consumer of the queue (RQ engine, SQ engine); any context.
+ * Return: true if @skb may be consumed.
+ */
+bool shca_rx_verify(struct shca_qp *qp, struct sk_buff *skb)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+	int stat;
+
+	if (!cb->icrc_due)
+		return true;
+	cb->icrc_due = false;
+	stat = shca_rx_icrc(skb);
+	if (stat < 0)
+		return true;
+	shca_stat_inc(to_sdev(qp->ibqp.device), stat);
+	return false;
+}
+
+/* Check IP/UDP lengths; return the stat to count or -1. */
+static int shca_rx_check(struct sk_buff *skb, u32 *bth_off, u32 *blen)
+{
+	struct udphdr *uh;
+	u32 ulen;
 
 	if (skb_linearize(skb))
 		return SHCA_STAT_RX_DROPPED;
-	ip = skb_network_header(skb);
 	uh = udp_hdr(skb);
 	ulen = ntohs(uh->len);
 	if (ulen < sizeof(*uh) || (u8 *)uh + ulen > skb_tail_pointer(skb))
 		return SHCA_STAT_RX_MALFORMED;
 	if (ip_hdr(skb)->version == 4 && ip_hdr(skb)->ihl != 5)
 		return SHCA_STAT_RX_MALFORMED;	/* no room for options in a GRH */
-	err = shca_icrc_check(ip, skb_tail_pointer(skb) - ip);
-	if (err)
-		return err == -EBADMSG ? SHCA_STAT_RX_BAD_ICRC :
-					 SHCA_STAT_RX_MALFORMED;
 	*bth_off = (u8 *)(uh + 1) - skb->data;
 	*blen = ulen - sizeof(*uh);
 	return -1;
@@ -269,19 +312,28 @@ int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb)
 
 /*
  * Hand a checked packet to its QP, or to every QP of its multicast
- * group; return the stat to count or -1.  @direct: from the direct path
- * (shca_rx_direct()); there, with @inl, a request is left in @inl for
- * its sender to run instead of being queued.
+ * group; return the stat to count or -1.  A multicast packet is checked
+ * here, once, rather than by each QP that gets a clone of it.  @direct:
+ * from the direct path (shca_rx_direct()); there, with @inl, a request is
+ * left in @inl for its sender to run instead of being queued.
  */
 static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
 			   u32 dqpn, bool direct, struct shca_rx_inline *inl)
 {
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
 	struct sk_buff_head *queue;
 	struct shca_qp *qp;
 	int stat;
 
-	if (dqpn == SHCA_MCAST_QPN)
+	if (dqpn == SHCA_MCAST_QPN) {
+		if (cb->icrc_due) {
+			cb->icrc_due = false;
+			stat = shca_rx_icrc(skb);
+			if (stat >= 0)
+				return stat;
+		}
 		return shca_mcast_rx(sdev, skb);
+	}
 	qp = shca_qp_get(sdev, dqpn);
 	if (!qp)
 		return SHCA_STAT_RX_NO_QP;
@@ -311,17 +363,27 @@ void shca_rcv(struct sk_buff *skb)
 {
 	struct shca_dev *sdev = shca_rx_dev(skb);
 	u32 bth_off, blen, dqpn;
-	int stat;
+	int stat, bad;
 
 	if (!sdev) {
 		kfree_skb(skb);
 		return;
 	}
 	stat = shca_rx_check(skb, &bth_off, &blen);
-	if (stat < 0)
+	if (stat < 0) {
 		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
-	if (stat < 0)
-		stat = shca_rx_deliver(sdev, skb, dqpn, false, NULL);
+		if (stat < 0) {
+			/* its consumer checks the ICRC: shca_rx_verify() */
+			shca_rx_cb(skb)->icrc_due = true;
+			stat = shca_rx_deliver(sdev, skb, dqpn, false, NULL);
+		}
+		if (stat >= 0) {
+			/* dropped: a packet that is not intact counts as such */
+			bad = shca_rx_icrc(skb);
+			if (bad >= 0)
+				stat = bad;
+		}
+	}
 	if (stat >= 0) {
 		shca_stat_inc(sdev, stat);
 		kfree_skb(skb);

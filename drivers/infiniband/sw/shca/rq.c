@@ -361,12 +361,17 @@ static void shca_rq_last_wqe(struct shca_qp *qp)
 }
 
 /*
- * Take one packet of @qp's rx_queue.  Its reference stays with the QP's
- * caller.  Context: RQ engine (qp->rq_engine held), may sleep.
+ * Take one packet of @qp's rx_queue (a wire packet's ICRC is checked
+ * first).  Its reference stays with the QP's caller.
+ * Context: RQ engine (qp->rq_engine held), may sleep.
  */
 static void shca_rq_one(struct shca_qp *qp, struct sk_buff *skb)
 {
 	lockdep_assert_held(&qp->rq_engine);
+	if (!shca_rx_verify(qp, skb)) {
+		kfree_skb(skb);		/* not intact: counted, dropped */
+		return;
+	}
 	/* read by the SQ engine: does its consumer answer requests? */
 	WRITE_ONCE(qp->rq_requests, qp->rq_requests + 1);
 	if (shca_qp_is_conn(qp->ibqp.qp_type))

@@ -453,6 +453,7 @@ struct shca_rx_cb {
 	u32 seg;		/* direct path: the sender's segment size */
 	u8 opcode;
 	bool se;
+	bool icrc_due;		/* wire: the ICRC is still to be checked */
 };
 
 static inline struct shca_rx_cb *shca_rx_cb(struct sk_buff *skb)
@@ -664,6 +665,7 @@ void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg,
 		    struct shca_rx_inline *inl);
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb);
 void shca_rx_queue_req(struct shca_qp *qp, struct sk_buff *skb);
+bool shca_rx_verify(struct shca_qp *qp, struct sk_buff *skb);
 int shca_qp_transport(enum ib_qp_type type);
 
 /* rq.c */
