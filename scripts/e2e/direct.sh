@@ -16,7 +16,9 @@
 #         WRITE+READ+SEND run, across the namespaces (direct), on one
 #         device (a QP pair on shca0 to itself, same GID; direct) and
 #         across the namespaces with direct=0 (wire): zero loss on the
-#         direct path.  Then, on the direct path: a conversing consumer
+#         direct path; on the wire no drop or timeout, resends only after
+#         a sequence NAK (but with READs), and at most one ACK per 4 data
+#         packets.  Then, on the direct path: a conversing consumer
 #         (ibv_rc_pingpong -c, ibv_ud_pingpong, a dxfer run of 2 KiB
 #         SEND/WRITE messages each answered by the server) has its
 #         requests executed in the sender's thread (rx_inline_packets grew
@@ -93,7 +95,7 @@ set_direct() {
 
 # --- counters ------------------------------------------------------------------
 
-STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rx_inline_packets"
+STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets"
 declare -A SNAP
 
 # snap TAG DEV...: SNAP[TAG,DEV,counter] for every counter of $STATS.
@@ -432,7 +434,8 @@ clean_mode() {
 }
 
 # clean_or_info PATH NAME FROM TO DEV...: the direct path loses nothing
-# (asserted); the wire's counters are shown (loss_info).
+# (asserted); the wire's counters are shown (loss_info) and wire_case
+# asserts what holds there.
 clean_or_info() {
 	local path=$1
 	shift
@@ -440,6 +443,43 @@ clean_or_info() {
 		clean_case "$@"
 	else
 		loss_info "$@"
+		wire_case "$@"
+	fi
+}
+
+# wire_case NAME FROM TO SDEV DEV...: on a clean wire (direct=0, no
+# qdisc) nothing is dropped and nothing waits for a timeout (rx_dropped,
+# rc_timeouts +0 on every DEV), and, with no READ in NAME, a resend only
+# ever recovers from a sequence NAK (veth may reorder, see loss_info; a
+# reordered READ response is a gap the requester resends for, with no
+# NAK, so with READs resends are shown, not asserted).  The responder SDEV
+# acknowledges at most one data packet in 4 (rc_acks_sent / rx_packets):
+# shca's requester asks for an ACK (AckReq) at most every 4 packets (half
+# its smallest window of 8) and at the end of each message, and the
+# responder's ACKs for those are one per receive batch; an ACK per batch
+# whatever was asked (as before the delayed ACK) was some 0.8 per packet.
+wire_case() {
+	local name=$1 from=$2 to=$3 sdev=$4 bad acks pkts
+	local what="no drop, no timeout"
+	bad=$(grown "$from" "$to" "rx_dropped rc_timeouts" "${@:4}")
+	if [[ ${name,,} != *read* ]]; then
+		what="$what, no resend but after a sequence NAK"
+		[ -n "$(grown "$from" "$to" rc_seq_naks_rcvd "${@:4}")" ] ||
+			bad="$bad$(grown "$from" "$to" rc_retransmits "${@:4}")"
+	fi
+	if [ -z "$bad" ]; then
+		ok "$name: $what"
+	else
+		not_ok "$name: $what" "$bad ($(grown "$from" "$to" "$WHY" "${@:4}"))"
+	fi
+	acks=$(delta "$from" "$to" "$sdev" rc_acks_sent)
+	pkts=$(delta "$from" "$to" "$sdev" rx_packets)
+	if [ "$acks" = "?" ] || [ "$pkts" = "?" ]; then
+		not_ok "$name: ACKs per data packet" "no rc_acks_sent/rx_packets counter on $sdev"
+	elif [ $((acks * 4)) -le "$pkts" ]; then
+		ok "$name: at most one ACK per 4 data packets ($sdev: rc_acks_sent +$acks, rx_packets +$pkts)"
+	else
+		not_ok "$name: at most one ACK per 4 data packets" "$sdev: rc_acks_sent +$acks, rx_packets +$pkts"
 	fi
 }
 

@@ -41,6 +41,14 @@
 
 #define SHCA_RESP_TX_BUDGET	64	/* response packets per engine run */
 #define SHCA_RESP_RESET_BIT	0
+#define SHCA_RESP_ACK_TIMED_BIT	0
+/*
+ * How long the wire's responder holds an ACK nobody asked for: far below
+ * any local ACK timeout a requester may use (4.096 us << timeout, and
+ * timeout 0 means none), so that a requester that stalls without setting
+ * AckReq is not held up for long.
+ */
+#define SHCA_RESP_ACK_DELAY_NS	(100 * NSEC_PER_USEC)
 
 enum shca_resp_verdict {
 	SHCA_RV_DONE,		/* executed: advance ePSN */
@@ -101,6 +109,44 @@ static void shca_resp_xsrq_exit(struct shca_qp *qp)
 	qp->resp.xsrq = NULL;
 }
 
+/*
+ * The delayed ACK is due: rq_work sends it if packets are still
+ * unacknowledged (shca_resp_batch_end()).
+ * Context: softirq (hrtimer).  Drops the reference the armed timer held.
+ */
+static enum hrtimer_restart shca_resp_ack_timer_fn(struct hrtimer *t)
+{
+	struct shca_qp *qp = container_of(t, struct shca_qp, resp.ack_timer);
+
+	set_bit(SHCA_RESP_ACK_TIMED_BIT, &qp->resp.ack_timed);
+	if (!READ_ONCE(qp->dying))
+		shca_qp_queue(qp, &qp->rq_work);
+	shca_qp_put(qp);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Arm the delayed ACK, unless it is already armed (or running: the
+ * rq_work it queues comes back here).  Context: RQ engine.
+ */
+static void shca_resp_ack_timer_arm(struct shca_qp *qp)
+{
+	struct hrtimer *t = &qp->resp.ack_timer;
+
+	if (READ_ONCE(qp->dying) || hrtimer_active(t))
+		return;
+	kref_get(&qp->ref);
+	hrtimer_start(t, ns_to_ktime(SHCA_RESP_ACK_DELAY_NS),
+		      HRTIMER_MODE_REL_SOFT);
+}
+
+/* An ACK went out: the delayed one is not needed.  Context: RQ engine. */
+static void shca_resp_ack_timer_stop(struct shca_qp *qp)
+{
+	if (hrtimer_try_to_cancel(&qp->resp.ack_timer) == 1)
+		shca_qp_put(qp);
+}
+
 /* Context: process, may sleep (QP creation). */
 int shca_resp_init(struct shca_qp *qp)
 {
@@ -117,6 +163,8 @@ int shca_resp_init(struct shca_qp *qp)
 	}
 	resp->nres = 1;
 	resp->mtu = shca_ib_mtu_to_bytes(IB_MTU_256);
+	hrtimer_init(&resp->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	resp->ack_timer.function = shca_resp_ack_timer_fn;
 	return 0;
 }
 
@@ -271,6 +319,7 @@ static void shca_resp_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
 	};
 
 	shca_resp_stat(qp, SHCA_STAT_RC_ACKS_SENT);
+	shca_resp_ack_timer_stop(qp);
 	shca_resp_xmit(qp, &h, NULL, 0, 0, qp->resp.direct);
 }
 
@@ -854,7 +903,8 @@ static void shca_rc_advance(struct shca_qp *qp, struct shca_resp_pkt *p)
 	resp->unacked++;
 	if (!p->w.hdr.ackreq && resp->unacked < SHCA_RESP_ACK_EVERY)
 		return;
-	if (shca_resp_tx_busy(resp))
+	/* the wire's requests are acknowledged once per batch */
+	if (!p->direct || shca_resp_tx_busy(resp))
 		resp->ack_due = true;
 	else
 		shca_resp_ack(qp);
@@ -1179,10 +1229,12 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
  *
  * Sends pending responses (budgeted), then an ACK held back while they
  * were due (or owed to a duplicate) or a deferred sequence NAK.  Packets
- * of the wire get the coalesced ACK of the batch too, as a peer may not
- * ask for one where it stalls; on the direct path, whose requester is
- * shca's own, packets are acknowledged as it asks (AckReq: the end of a
- * message, the edge of its window) or every SHCA_RESP_ACK_EVERY packets.
+ * are acknowledged as the requester asks (AckReq: shca's own sets it at
+ * the end of a message and at the edges of its window and budgets), or
+ * every SHCA_RESP_ACK_EVERY packets; on the wire, those ACKs are one per
+ * batch.  A peer may not ask for an ACK where it stalls, so packets of
+ * the wire that are left unacknowledged get a delayed ACK, after
+ * SHCA_RESP_ACK_DELAY_NS unless an ACK goes out before.
  * In the error or reset state, releases what the responder holds; a
  * receive WQE in use is completed with a flush error
  * before rq.c flushes the rest of the RQ.
@@ -1194,9 +1246,12 @@ bool shca_resp_batch_end(struct shca_qp *qp)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct shca_resp *resp = &qp->resp;
+	bool timed;
 
+	timed = test_and_clear_bit(SHCA_RESP_ACK_TIMED_BIT, &resp->ack_timed);
 	if (READ_ONCE(qp->dying) || state == IB_QPS_ERR ||
 	    state == IB_QPS_RESET) {
+		shca_resp_ack_timer_stop(qp);
 		shca_resp_cleanup(qp, state == IB_QPS_ERR &&
 				  !READ_ONCE(qp->dying));
 		return false;
@@ -1210,8 +1265,10 @@ bool shca_resp_batch_end(struct shca_qp *qp)
 		resp->nak_seq_due = false;
 		resp->unacked = 0;
 		resp->ack_due = false;
-	} else if (resp->ack_due || (resp->unacked && !resp->direct)) {
+	} else if (resp->ack_due || (resp->unacked && timed)) {
 		shca_resp_ack(qp);
+	} else if (resp->unacked && !resp->direct) {
+		shca_resp_ack_timer_arm(qp);
 	}
 	return false;
 }

@@ -12,6 +12,7 @@
 #ifndef SHCA_RC_RESP_H
 #define SHCA_RC_RESP_H
 
+#include <linux/hrtimer.h>
 #include <linux/types.h>
 
 struct shca_dev;
@@ -55,6 +56,13 @@ struct shca_resp {
 	bool ack_due;		/* send an ACK once responses are out */
 	bool nak_seq_sent;	/* a PSN sequence NAK went out for the gap */
 	bool nak_seq_due;	/* ... and it is still to be sent */
+	/*
+	 * The delayed ACK of the wire: armed (with a QP reference) at the end
+	 * of a batch that leaves packets unacknowledged with no ACK asked for;
+	 * when it expires it sets bit 0 of @ack_timed and runs rq_work.
+	 */
+	struct hrtimer ack_timer;
+	unsigned long ack_timed;
 
 	/* the SEND or WRITE message in progress */
 	u32 msg_kind;		/* SHCA_OPF_SEND/_WRITE, 0 if none */
