@@ -11,7 +11,12 @@
  * are gone too.
  *
  * Transmission builds IP and UDP headers by hand, because the ICRC covers
- * them, and hands the datagram to ip_local_out()/ip6_local_out().
+ * them, and hands the datagram to ip_local_out()/ip6_local_out().  Over a
+ * veth, that call also runs the receive side (backlog, IP, UDP, shca_rcv)
+ * on the same CPU, so packets with a payload are handed to the IP stack by
+ * a device work item (tx_work) while the engine builds the next ones;
+ * small packets (ACKs, short messages) go out inline while nothing is
+ * queued, so a round trip takes no extra hop.
  */
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
@@ -33,6 +38,10 @@
 #include "direct.h"
 #include "roce.h"
 #include "wire.h"
+
+#define SHCA_TX_INLINE_MAX	256	/* bytes: smaller packets may go inline */
+#define SHCA_TX_QUEUE_MAX	4096	/* packets queued for tx_work, at most */
+#define SHCA_TX_BUDGET		64	/* packets between two cond_resched() */
 
 /* The sockets of one network namespace. */
 struct shca_net_sock {
@@ -116,6 +125,92 @@ static struct shca_net_sock *shca_net_sock_new(struct net *net)
 	return ns;
 }
 
+/*
+ * Hand one finished datagram to the IP stack.
+ * Context: process or softirq.  Always consumes @skb.
+ * Return: 0 if the IP layer took it, else -EIO.
+ */
+static int shca_ip_out(struct net *net, struct sk_buff *skb)
+{
+	int err;
+
+	if (skb->protocol == htons(ETH_P_IP))
+		err = ip_local_out(net, NULL, skb);
+	else
+		err = ip6_local_out(net, NULL, skb);
+	return net_xmit_eval(err) ? -EIO : 0;
+}
+
+/*
+ * The device's transmit work: send what the engines queued, in order,
+ * until the queue is empty.  It does not requeue itself to give the CPU
+ * up (a new run may start on another CPU, and over a veth the packets
+ * still in the old CPU's backlog would then be overtaken): it yields with
+ * cond_resched() instead.  A packet is counted in tx_inflight until the
+ * IP stack has taken it, so an inline sender never overtakes it.  A
+ * packet the IP stack refuses (already counted in tx_packets) is counted
+ * in tx_err too.
+ * Context: process (shca_wq); one run at a time.
+ */
+static void shca_tx_work(struct work_struct *work)
+{
+	struct shca_dev *sdev = container_of(work, struct shca_dev, tx_work);
+	struct net *net = dev_net(sdev->ndev);
+	u32 n = 0;
+	struct sk_buff *skb;
+
+	while ((skb = skb_dequeue(&sdev->tx_queue))) {
+		if (shca_ip_out(net, skb))
+			shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		atomic_dec(&sdev->tx_inflight);
+		if (!(++n % SHCA_TX_BUDGET))
+			cond_resched();
+	}
+}
+
+/*
+ * Send a finished wire datagram: inline if it is small and nothing is
+ * queued (or being sent) before it, else through tx_work.
+ * Context: process or softirq.  Always consumes @skb.
+ */
+static int shca_tx(struct shca_dev *sdev, struct net *net,
+		   struct sk_buff *skb)
+{
+	if (skb->len <= SHCA_TX_INLINE_MAX && !atomic_read(&sdev->tx_inflight))
+		return shca_ip_out(net, skb);
+	if (atomic_inc_return(&sdev->tx_inflight) > SHCA_TX_QUEUE_MAX) {
+		atomic_dec(&sdev->tx_inflight);
+		kfree_skb(skb);
+		return -ENOBUFS;
+	}
+	skb_queue_tail(&sdev->tx_queue, skb);
+	queue_work(shca_wq, &sdev->tx_work);
+	return 0;
+}
+
+/* Context: process (device creation). */
+static void shca_tx_init(struct shca_dev *sdev)
+{
+	skb_queue_head_init(&sdev->tx_queue);
+	INIT_WORK(&sdev->tx_work, shca_tx_work);
+	atomic_set(&sdev->tx_inflight, 0);
+	sdev->tx_ready = true;
+}
+
+/*
+ * Device teardown, once no QP is left to queue packets: stop tx_work and
+ * drop what it did not send.  Context: process, may sleep.
+ */
+static void shca_tx_fini(struct shca_dev *sdev)
+{
+	if (!sdev->tx_ready)
+		return;
+	cancel_work_sync(&sdev->tx_work);
+	skb_queue_purge(&sdev->tx_queue);
+	atomic_set(&sdev->tx_inflight, 0);
+	sdev->tx_ready = false;
+}
+
 /**
  * shca_net_get - make sure the namespace of @sdev's netdev has sockets
  * @sdev: device being created
@@ -129,6 +224,7 @@ int shca_net_get(struct shca_dev *sdev)
 	struct shca_net_sock *ns;
 	int err = 0;
 
+	shca_tx_init(sdev);
 	mutex_lock(&shca_net_mutex);
 	list_for_each_entry(ns, &shca_net_socks, list)
 		if (ns->net == net)
@@ -151,6 +247,7 @@ void shca_net_put(struct shca_dev *sdev)
 {
 	struct shca_net_sock *ns = sdev->nsock;
 
+	shca_tx_fini(sdev);
 	if (!ns)
 		return;
 	mutex_lock(&shca_net_mutex);
@@ -351,7 +448,8 @@ static void shca_push_ipv6(struct sk_buff *skb, const struct shca_path *path)
  * @skb: from shca_skb_alloc(), BTH through pad filled in
  *
  * Context: process or softirq.  Always consumes @skb.
- * Return: 0 if the IP layer took the packet, else a negative errno.
+ * Return: 0 if the IP layer took the packet (or tx_work will hand it
+ * over), else a negative errno.
  */
 int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 		  struct sk_buff *skb)
@@ -375,9 +473,5 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 	skb->dev = path->dst->dev;
 	skb_dst_set(skb, path->dst);
 	path->dst = NULL;
-	if (skb->protocol == htons(ETH_P_IP))
-		err = ip_local_out(net, NULL, skb);
-	else
-		err = ip6_local_out(net, NULL, skb);
-	return net_xmit_eval(err) ? -EIO : 0;
+	return shca_tx(sdev, net, skb);
 }

@@ -175,6 +175,11 @@ struct shca_dev {
 	u32 num_mca;			/* attachments, mcg_mutex */
 	struct shca_flow_dev *flow;	/* flow steering (flow.c) */
 	atomic_t wire_inflight;		/* RC wire PSNs in flight (rc_req.c) */
+	/* wire packets handed to the IP stack by tx_work (net.c) */
+	struct sk_buff_head tx_queue;
+	struct work_struct tx_work;
+	atomic_t tx_inflight;		/* queued, or being sent by tx_work */
+	bool tx_ready;			/* the three above are initialised */
 };
 
 struct shca_ucontext {
