@@ -194,21 +194,19 @@ static void shca_tx_init(struct shca_dev *sdev)
 	skb_queue_head_init(&sdev->tx_queue);
 	INIT_WORK(&sdev->tx_work, shca_tx_work);
 	atomic_set(&sdev->tx_inflight, 0);
-	sdev->tx_ready = true;
 }
 
 /*
  * Device teardown, once no QP is left to queue packets: stop tx_work and
- * drop what it did not send.  Context: process, may sleep.
+ * drop what it did not send.  shca_tx_init() ran: shca_net_put() only
+ * follows shca_net_get() (shca_dealloc_driver()).
+ * Context: process, may sleep.
  */
 static void shca_tx_fini(struct shca_dev *sdev)
 {
-	if (!sdev->tx_ready)
-		return;
 	cancel_work_sync(&sdev->tx_work);
 	skb_queue_purge(&sdev->tx_queue);
 	atomic_set(&sdev->tx_inflight, 0);
-	sdev->tx_ready = false;
 }
 
 /**

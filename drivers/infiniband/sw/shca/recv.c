@@ -112,6 +112,21 @@ static int shca_rx_icrc(struct sk_buff *skb)
 	return err == -EBADMSG ? SHCA_STAT_RX_BAD_ICRC : SHCA_STAT_RX_MALFORMED;
 }
 
+/*
+ * The ICRC check a wire packet still owes (shca_rx_cb.icrc_due), done
+ * once; return the stat to count or -1 (intact, or nothing due).
+ * Context: any.
+ */
+static int shca_rx_icrc_due(struct sk_buff *skb)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+
+	if (!cb->icrc_due)
+		return -1;
+	cb->icrc_due = false;
+	return shca_rx_icrc(skb);
+}
+
 /**
  * shca_rx_verify - check the ICRC of a queued packet before consuming it
  * @qp: the QP that dequeued @skb
@@ -127,13 +142,8 @@ static int shca_rx_icrc(struct sk_buff *skb)
  */
 bool shca_rx_verify(struct shca_qp *qp, struct sk_buff *skb)
 {
-	struct shca_rx_cb *cb = shca_rx_cb(skb);
-	int stat;
+	int stat = shca_rx_icrc_due(skb);
 
-	if (!cb->icrc_due)
-		return true;
-	cb->icrc_due = false;
-	stat = shca_rx_icrc(skb);
 	if (stat < 0)
 		return true;
 	shca_stat_inc(to_sdev(qp->ibqp.device), stat);
@@ -286,6 +296,34 @@ static struct sk_buff_head *shca_rx_admit(struct shca_qp *qp,
 	return NULL;
 }
 
+/*
+ * Queue a checked packet on @qp (referenced; the reference goes with
+ * @skb).  @direct: from the direct path (shca_rx_direct()); there, with
+ * @inl, a request is left in @inl for its sender to run instead of being
+ * queued.  Return: -1 if taken, else the stat to count; then the
+ * reference is dropped and the caller frees @skb.
+ * Context: softirq, or BHs disabled (the direct path).
+ */
+static int shca_rx_to_qp(struct shca_qp *qp, struct sk_buff *skb,
+			 bool direct, struct shca_rx_inline *inl)
+{
+	struct sk_buff_head *queue;
+	int stat;
+
+	queue = shca_rx_admit(qp, skb, &stat);
+	if (!queue)
+		return stat;
+	if (queue != &qp->rx_queue) {
+		shca_rx_queue_resp(qp, skb, direct);
+	} else if (inl) {
+		inl->qp = qp;
+		inl->skb = skb;
+	} else {
+		shca_rx_queue_req(qp, skb);
+	}
+	return -1;
+}
+
 /**
  * shca_rx_enqueue - queue a checked packet on its QP
  * @qp: the destination, referenced; the reference goes with @skb
@@ -297,60 +335,29 @@ static struct sk_buff_head *shca_rx_admit(struct shca_qp *qp,
  */
 int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb)
 {
-	struct sk_buff_head *queue;
-	int stat;
-
-	queue = shca_rx_admit(qp, skb, &stat);
-	if (!queue)
-		return stat;
-	if (queue == &qp->rx_queue)
-		shca_rx_queue_req(qp, skb);
-	else
-		shca_rx_queue_resp(qp, skb, false);
-	return -1;
+	return shca_rx_to_qp(qp, skb, false, NULL);
 }
 
 /*
  * Hand a checked packet to its QP, or to every QP of its multicast
  * group; return the stat to count or -1.  A multicast packet is checked
- * here, once, rather than by each QP that gets a clone of it.  @direct:
- * from the direct path (shca_rx_direct()); there, with @inl, a request is
- * left in @inl for its sender to run instead of being queued.
+ * here, once, rather than by each QP that gets a clone of it.  @direct
+ * and @inl as for shca_rx_to_qp().
  */
 static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
 			   u32 dqpn, bool direct, struct shca_rx_inline *inl)
 {
-	struct shca_rx_cb *cb = shca_rx_cb(skb);
-	struct sk_buff_head *queue;
 	struct shca_qp *qp;
 	int stat;
 
 	if (dqpn == SHCA_MCAST_QPN) {
-		if (cb->icrc_due) {
-			cb->icrc_due = false;
-			stat = shca_rx_icrc(skb);
-			if (stat >= 0)
-				return stat;
-		}
-		return shca_mcast_rx(sdev, skb);
+		stat = shca_rx_icrc_due(skb);
+		return stat >= 0 ? stat : shca_mcast_rx(sdev, skb);
 	}
 	qp = shca_qp_get(sdev, dqpn);
 	if (!qp)
 		return SHCA_STAT_RX_NO_QP;
-	if (!direct || qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
-		return shca_rx_enqueue(qp, skb);
-	queue = shca_rx_admit(qp, skb, &stat);
-	if (!queue)
-		return stat;
-	if (queue != &qp->rx_queue) {
-		shca_rx_queue_resp(qp, skb, true);
-	} else if (inl) {
-		inl->qp = qp;
-		inl->skb = skb;
-	} else {
-		shca_rx_queue_req(qp, skb);
-	}
-	return -1;
+	return shca_rx_to_qp(qp, skb, direct, inl);
 }
 
 /**
@@ -372,14 +379,13 @@ void shca_rcv(struct sk_buff *skb)
 	stat = shca_rx_check(skb, &bth_off, &blen);
 	if (stat < 0) {
 		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
-		if (stat < 0) {
-			/* its consumer checks the ICRC: shca_rx_verify() */
-			shca_rx_cb(skb)->icrc_due = true;
+		/* its consumer checks the ICRC: shca_rx_verify() */
+		shca_rx_cb(skb)->icrc_due = true;
+		if (stat < 0)
 			stat = shca_rx_deliver(sdev, skb, dqpn, false, NULL);
-		}
 		if (stat >= 0) {
 			/* dropped: a packet that is not intact counts as such */
-			bad = shca_rx_icrc(skb);
+			bad = shca_rx_icrc_due(skb);
 			if (bad >= 0)
 				stat = bad;
 		}
@@ -401,9 +407,9 @@ void shca_rcv(struct sk_buff *skb)
  *
  * The packet was built by shca itself, so only the transport headers are
  * parsed (the packet is still checked like any other one there); then it
- * is delivered like a wire packet, but that a request (to a QP other than
- * RAW_PACKET) is left in @inl, with its QP reference, if @inl is given:
- * the caller then owns it and passes it to shca_rq_inline().
+ * is delivered like a wire packet, but that a request is left in @inl,
+ * with its QP reference, if @inl is given: the caller then owns it and
+ * passes it to shca_rq_inline().
  * Context: BHs disabled.  Always consumes @skb (or leaves it in @inl).
  */
 void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg,

@@ -179,7 +179,6 @@ struct shca_dev {
 	struct sk_buff_head tx_queue;
 	struct work_struct tx_work;
 	atomic_t tx_inflight;		/* queued, or being sent by tx_work */
-	bool tx_ready;			/* the three above are initialised */
 };
 
 struct shca_ucontext {
@@ -341,7 +340,7 @@ struct shca_qp {
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct mutex sq_engine;		/* one SQ engine run at a time */
 	bool sq_lingered;		/* idle once already, qp->sq_engine */
-	struct shca_linger sq_linger;	/* linger backoff, qp->sq_engine */
+	struct shca_linger sq_linger;	/* when to linger, qp->sq_engine */
 	/* the task in an SQ engine run (shca_sq_run()), or NULL */
 	struct task_struct *sq_runner;
 	/* that run brought about responses it must consume (sq_runner's) */
