@@ -22,7 +22,9 @@
 #         (ibv_rc_pingpong -c, ibv_ud_pingpong, a dxfer run of 2 KiB
 #         SEND/WRITE messages each answered by the server) has its
 #         requests executed in the sender's thread (rx_inline_packets grew
-#         on both devices), data verified, nothing lost; and an
+#         on both devices), data verified, nothing lost; the same on the
+#         wire (direct=0: each request comes back up the IP stack in its
+#         sender's thread, which executes it); and an
 #         ib_send_bw stream into a 4-deep receive queue (RNR NAKs) resends
 #         only after the RNR waits: no sequence NAK, no retransmission.
 # qdisc   a netem qdisc (delay 1ms) added to veth-a and removed while a
@@ -447,19 +449,14 @@ clean_or_info() {
 	fi
 }
 
-# wire_case NAME FROM TO SDEV DEV...: on a clean wire (direct=0, no
+# wire_loss_case NAME FROM TO DEV...: on a clean wire (direct=0, no
 # qdisc) nothing is dropped and nothing waits for a timeout (rx_dropped,
 # rc_timeouts +0 on every DEV), and, with no READ in NAME, a resend only
 # ever recovers from a sequence NAK (veth may reorder, see loss_info; a
 # reordered READ response is a gap the requester resends for, with no
-# NAK, so with READs resends are shown, not asserted).  The responder SDEV
-# acknowledges at most one data packet in 4 (rc_acks_sent / rx_packets):
-# shca's requester asks for an ACK (AckReq) at most every 4 packets (half
-# its smallest window of 8) and at the end of each message, and the
-# responder's ACKs for those are one per receive batch; an ACK per batch
-# whatever was asked (as before the delayed ACK) was some 0.8 per packet.
-wire_case() {
-	local name=$1 from=$2 to=$3 sdev=$4 bad acks pkts
+# NAK, so with READs resends are shown, not asserted).
+wire_loss_case() {
+	local name=$1 from=$2 to=$3 bad
 	local what="no drop, no timeout"
 	bad=$(grown "$from" "$to" "rx_dropped rc_timeouts" "${@:4}")
 	if [[ ${name,,} != *read* ]]; then
@@ -472,6 +469,18 @@ wire_case() {
 	else
 		not_ok "$name: $what" "$bad ($(grown "$from" "$to" "$WHY" "${@:4}"))"
 	fi
+}
+
+# wire_case NAME FROM TO SDEV DEV...: wire_loss_case, and the responder
+# SDEV acknowledges at most one data packet in 4 (rc_acks_sent /
+# rx_packets): shca's requester asks for an ACK (AckReq) at most every 4
+# packets (half its smallest window of 8) and at the end of each message,
+# and the responder's ACKs for those are one per receive batch; an ACK per
+# batch whatever was asked (as before the delayed ACK) was some 0.8 per
+# packet.
+wire_case() {
+	local name=$1 from=$2 to=$3 sdev=$4 acks pkts
+	wire_loss_case "$@"
 	acks=$(delta "$from" "$to" "$sdev" rc_acks_sent)
 	pkts=$(delta "$from" "$to" "$sdev" rx_packets)
 	if [ "$acks" = "?" ] || [ "$pkts" = "?" ]; then
@@ -500,17 +509,37 @@ inline_case() {
 }
 
 # converse_case NAME CHECK SRVCMD CLICMD: a conversing consumer across the
-# namespaces: verified, direct, nothing lost, executed inline both ways.
+# namespaces on the path $CONVERSE_PATH (direct or wire): verified, on
+# that path, nothing lost (clean_case; wire_loss_case on the wire),
+# executed inline both ways.
 converse_case() {
-	local name=$1 chk=$2 wait=tcp:18515
+	local name="$1, $CONVERSE_PATH" chk=$2 wait=tcp:18515
 	e2e_selected "$name" || return 0
 	[ "$chk" = dx_ok ] && wait=cm
 	snap a "$DA" "$DB"
 	run_case "$name" $wait "$NB" "$3" "$NA" "$4" "$chk"
 	snap b "$DA" "$DB"
-	path_case "$name" a b direct "$DA" "$DB"
-	clean_case "$name" a b "$DA" "$DB"
+	path_case "$name" a b "$CONVERSE_PATH" "$DA" "$DB"
+	if [ "$CONVERSE_PATH" = wire ]; then
+		wire_loss_case "$name" a b "$DA" "$DB"
+	else
+		clean_case "$name" a b "$DA" "$DB"
+	fi
 	inline_case "$name" a b "$DA" "$DB"
+}
+
+# converse_cases: the conversing consumers, on the path $CONVERSE_PATH.
+converse_cases() {
+	converse_case "ibv_rc_pingpong -c 2 KiB x2000" pp_ok \
+		"ibv_rc_pingpong -d $DB -g $GB4 -c -s 2048 -n 2000" \
+		"ibv_rc_pingpong -d $DA -g $GA4 -c -s 2048 -n 2000 $AB"
+	converse_case "ibv_ud_pingpong -c 1 KiB x2000" pp_ok \
+		"ibv_ud_pingpong -d $DB -g $GB4 -c -s 1024 -n 2000" \
+		"ibv_ud_pingpong -d $DA -g $GA4 -c -s 1024 -n 2000 $AB"
+	next_port
+	converse_case "dxfer 2 KiB SEND+WRITE x500 each, verified" dx_ok \
+		"$DXFER -s -a $AB -p $PORT -W 120" \
+		"$DXFER -c -a $AB -p $PORT -W 120 -o sw -S 2K -n 500 -w 1"
 }
 
 # The RNR NAK of a full receive queue stands for the packets behind it:
@@ -539,21 +568,13 @@ if want clean; then
 	dyndbg +p
 	clean_mode "across the namespaces" "$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB" direct
 	clean_mode "one device" "$NA" "$DA" "$GA4" "$NA" "$DA" "$GA4" "$AA" direct
-	converse_case "ibv_rc_pingpong -c 2 KiB x2000" pp_ok \
-		"ibv_rc_pingpong -d $DB -g $GB4 -c -s 2048 -n 2000" \
-		"ibv_rc_pingpong -d $DA -g $GA4 -c -s 2048 -n 2000 $AB"
-	converse_case "ibv_ud_pingpong -c 1 KiB x2000" pp_ok \
-		"ibv_ud_pingpong -d $DB -g $GB4 -c -s 1024 -n 2000" \
-		"ibv_ud_pingpong -d $DA -g $GA4 -c -s 1024 -n 2000 $AB"
-	next_port
-	converse_case "dxfer 2 KiB SEND+WRITE x500 each, verified" dx_ok \
-		"$DXFER -s -a $AB -p $PORT -W 120" \
-		"$DXFER -c -a $AB -p $PORT -W 120 -o sw -S 2K -n 500 -w 1"
+	CONVERSE_PATH=direct converse_cases
 	rnr_case
 	dyndbg -p
 	if [ "$HAVE_PARAM" = 1 ]; then
 		set_direct 0
 		clean_mode "direct=0, across the namespaces" "$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB" wire
+		CONVERSE_PATH=wire converse_cases
 		set_direct 1
 	fi
 fi

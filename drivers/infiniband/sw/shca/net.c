@@ -169,15 +169,41 @@ static void shca_tx_work(struct work_struct *work)
 }
 
 /*
- * Send a finished wire datagram: inline if it is small and nothing is
- * queued (or being sent) before it, else through tx_work.
+ * Send a datagram in this thread, watching for what comes back up this
+ * host's stack meanwhile (recv.c, shca_rx_catch_begin()): responses for
+ * the engine run of this thread, and with @want_req a request left in
+ * @inl.  From a softirq, or with BHs disabled, nothing can come back
+ * inside the send, and nothing is watched.
+ * Context: process or softirq.  Always consumes @skb.
+ */
+static int shca_tx_now(struct net *net, struct sk_buff *skb, bool want_req,
+		       struct shca_rx_inline *inl)
+{
+	int err;
+
+	if (!preemptible())
+		return shca_ip_out(net, skb);
+	shca_rx_catch_begin(want_req);
+	err = shca_ip_out(net, skb);
+	shca_rx_catch_end(inl);
+	return err;
+}
+
+/*
+ * Send a finished wire datagram: inline if nothing is queued (or being
+ * sent) before it and it is small or its sender runs the request at a
+ * destination on this host itself (@want_req: a conversing consumer's
+ * SQ engine run, as on the direct path), else through tx_work.  A
+ * request left to the sender is in @inl (inl->qp NULL if none).
  * Context: process or softirq.  Always consumes @skb.
  */
 static int shca_tx(struct shca_dev *sdev, struct net *net,
-		   struct sk_buff *skb)
+		   struct sk_buff *skb, bool want_req,
+		   struct shca_rx_inline *inl)
 {
-	if (skb->len <= SHCA_TX_INLINE_MAX && !atomic_read(&sdev->tx_inflight))
-		return shca_ip_out(net, skb);
+	if ((want_req || skb->len <= SHCA_TX_INLINE_MAX) &&
+	    !atomic_read(&sdev->tx_inflight))
+		return shca_tx_now(net, skb, want_req, inl);
 	if (atomic_inc_return(&sdev->tx_inflight) > SHCA_TX_QUEUE_MAX) {
 		atomic_dec(&sdev->tx_inflight);
 		kfree_skb(skb);
@@ -445,7 +471,12 @@ static void shca_push_ipv6(struct sk_buff *skb, const struct shca_path *path)
  *	dropped on the direct path, path->direct, which skips the ICRC)
  * @skb: from shca_skb_alloc(), BTH through pad filled in
  *
- * Context: process or softirq.  Always consumes @skb.
+ * With path->rx_inline, a request that comes back to a device of this
+ * host in this thread is executed there by this thread (shca_rq_inline()),
+ * on the wire as on the direct path.
+ * Context: process or softirq; with path->rx_inline, an SQ engine run
+ * holding nothing but its qp->sq_engine, which may sleep.  Always
+ * consumes @skb.
  * Return: 0 if the IP layer took the packet (or tx_work will hand it
  * over), else a negative errno.
  */
@@ -453,6 +484,7 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 		  struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
+	struct shca_rx_inline inl = {};
 	int err;
 
 	shca_push_udp(skb, path);
@@ -471,5 +503,8 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 	skb->dev = path->dst->dev;
 	skb_dst_set(skb, path->dst);
 	path->dst = NULL;
-	return shca_tx(sdev, net, skb);
+	err = shca_tx(sdev, net, skb, path->rx_inline, &inl);
+	if (inl.qp)
+		shca_rq_inline(inl.qp, inl.skb);
+	return err;
 }

@@ -17,6 +17,16 @@
  * (direct.c) at the same point, after the checks a wire packet needs; a
  * request whose sender may run the destination's RQ engine itself is
  * handed back to the sender for shca_rq_inline() instead of being queued.
+ *
+ * A wire packet to a device of this host (over a veth, say) comes back
+ * up through the IP stack in its sender's own thread: the softirq runs
+ * as the transmit re-enables BHs.  A sender that watches for that
+ * (shca_rx_catch_begin() .. shca_rx_catch_end() around the transmit)
+ * gets the same as on the direct path: a request left to it for
+ * shca_rq_inline(), and a response to the engine run of its thread
+ * consumed by that run without sq_work.  The packet went through the
+ * whole stack, and its ICRC is still checked by the RQ engine; only the
+ * thread that runs the engine differs.
  */
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
@@ -260,17 +270,18 @@ void shca_rx_queue_req(struct shca_qp *qp, struct sk_buff *skb)
 }
 
 /*
- * Queue a response for the SQ engine.  A response of the direct path
- * that the engine's own run brought about (@direct: delivered in process
- * context by the thread of that run, shca_sq_run()) is consumed by the
- * run before it ends (shca_engine_loop()), so it needs no sq_work; a
- * softirq that interrupts the run is not that run.  Context: any.
+ * Queue a response for the SQ engine.  A response that the engine's own
+ * run brought about (@own: delivered by the thread of that run,
+ * shca_sq_run(), from within one of its steps: on the direct path, or a
+ * wire packet caught while the run transmits) is consumed by the run
+ * before it ends (shca_engine_loop()), so it needs no sq_work; a softirq
+ * that interrupts the run anywhere else is not that run.  Context: any.
  */
 static void shca_rx_queue_resp(struct shca_qp *qp, struct sk_buff *skb,
-			       bool direct)
+			       bool own)
 {
 	skb_queue_tail(&qp->comp_queue, skb);	/* the skb owns the ref */
-	if (direct && READ_ONCE(qp->sq_runner) == current)
+	if (own && READ_ONCE(qp->sq_runner) == current)
 		qp->sq_owed = true;	/* that run's own thread: no race */
 	else
 		shca_qp_queue(qp, &qp->sq_work);
@@ -297,15 +308,31 @@ static struct sk_buff_head *shca_rx_admit(struct shca_qp *qp,
 }
 
 /*
+ * Leave a request in @inl for its sender, which holds at most one: one
+ * already there goes to its queue first, so that it is not overtaken by
+ * a later request of the same QP (the sender's inline run would find
+ * that one queued and queue its own behind it).
+ */
+static void shca_rx_leave(struct shca_rx_inline *inl, struct shca_qp *qp,
+			  struct sk_buff *skb)
+{
+	if (inl->qp)
+		shca_rx_queue_req(inl->qp, inl->skb);
+	inl->qp = qp;
+	inl->skb = skb;
+}
+
+/*
  * Queue a checked packet on @qp (referenced; the reference goes with
- * @skb).  @direct: from the direct path (shca_rx_direct()); there, with
- * @inl, a request is left in @inl for its sender to run instead of being
- * queued.  Return: -1 if taken, else the stat to count; then the
- * reference is dropped and the caller frees @skb.
+ * @skb).  @own: delivered by the thread of the engine run that sent what
+ * brought it about (the direct path, shca_rx_direct(), or a caught wire
+ * packet); then, with @inl, a request is left in @inl for its sender to
+ * run instead of being queued.  Return: -1 if taken, else the stat to
+ * count; then the reference is dropped and the caller frees @skb.
  * Context: softirq, or BHs disabled (the direct path).
  */
 static int shca_rx_to_qp(struct shca_qp *qp, struct sk_buff *skb,
-			 bool direct, struct shca_rx_inline *inl)
+			 bool own, struct shca_rx_inline *inl)
 {
 	struct sk_buff_head *queue;
 	int stat;
@@ -313,15 +340,80 @@ static int shca_rx_to_qp(struct shca_qp *qp, struct sk_buff *skb,
 	queue = shca_rx_admit(qp, skb, &stat);
 	if (!queue)
 		return stat;
-	if (queue != &qp->rx_queue) {
-		shca_rx_queue_resp(qp, skb, direct);
-	} else if (inl) {
-		inl->qp = qp;
-		inl->skb = skb;
-	} else {
+	if (queue != &qp->rx_queue)
+		shca_rx_queue_resp(qp, skb, own);
+	else if (inl)
+		shca_rx_leave(inl, qp, skb);
+	else
 		shca_rx_queue_req(qp, skb);
-	}
 	return -1;
+}
+
+/*
+ * A sender watching its wire packets come back up through this host's
+ * IP stack in its own thread, on this CPU (shca_rx_catch_begin()).
+ */
+struct shca_rx_catch {
+	struct task_struct *task;	/* NULL: nobody watches */
+	bool want_req;			/* leave a request in @inl */
+	struct shca_rx_inline inl;
+};
+
+static DEFINE_PER_CPU(struct shca_rx_catch, shca_rx_catch);
+
+/**
+ * shca_rx_catch_begin - watch for the packets a transmit brings back
+ * @want_req: leave a request to the caller (an SQ engine run that may
+ *	call shca_rq_inline()); else only responses are caught
+ *
+ * Between this and shca_rx_catch_end() the caller transmits one packet
+ * with BHs enabled; the softirqs that run in its thread meanwhile (as
+ * the IP stack re-enables BHs: a veth or loopback peer on this host)
+ * deliver as the direct path does (shca_rx_to_qp()'s @own).  Whatever
+ * else such a softirq receives is caught as well, which is as correct:
+ * the caller is inside an engine step, and shca_rq_inline() keeps the
+ * order of each QP's requests.
+ * Context: process, not in a BH-disabled section; disables preemption
+ * until shca_rx_catch_end(); no nesting.
+ */
+void shca_rx_catch_begin(bool want_req)
+{
+	struct shca_rx_catch *c;
+
+	preempt_disable();
+	c = this_cpu_ptr(&shca_rx_catch);
+	c->task = current;
+	c->want_req = want_req;
+	c->inl.qp = NULL;
+	c->inl.skb = NULL;
+}
+
+/**
+ * shca_rx_catch_end - stop watching
+ * @inl: out: a request left to the caller (inl->qp NULL if none), to be
+ *	passed to shca_rq_inline()
+ *
+ * Context: after shca_rx_catch_begin(), which it pairs with.
+ */
+void shca_rx_catch_end(struct shca_rx_inline *inl)
+{
+	struct shca_rx_catch *c = this_cpu_ptr(&shca_rx_catch);
+
+	*inl = c->inl;
+	c->task = NULL;
+	preempt_enable();
+}
+
+/*
+ * The catch of the thread this softirq serves, or NULL.  A softirq run
+ * at a hard interrupt's exit while the thread watches is caught too (see
+ * shca_rx_catch_begin()).  Context: softirq.
+ */
+static struct shca_rx_catch *shca_rx_caught(void)
+{
+	struct shca_rx_catch *c = this_cpu_ptr(&shca_rx_catch);
+
+	return c->task == current && in_serving_softirq() ? c : NULL;
 }
 
 /**
@@ -341,11 +433,11 @@ int shca_rx_enqueue(struct shca_qp *qp, struct sk_buff *skb)
 /*
  * Hand a checked packet to its QP, or to every QP of its multicast
  * group; return the stat to count or -1.  A multicast packet is checked
- * here, once, rather than by each QP that gets a clone of it.  @direct
- * and @inl as for shca_rx_to_qp().
+ * here, once, rather than by each QP that gets a clone of it.  @own and
+ * @inl as for shca_rx_to_qp().
  */
 static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
-			   u32 dqpn, bool direct, struct shca_rx_inline *inl)
+			   u32 dqpn, bool own, struct shca_rx_inline *inl)
 {
 	struct shca_qp *qp;
 	int stat;
@@ -357,7 +449,7 @@ static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
 	qp = shca_qp_get(sdev, dqpn);
 	if (!qp)
 		return SHCA_STAT_RX_NO_QP;
-	return shca_rx_to_qp(qp, skb, direct, inl);
+	return shca_rx_to_qp(qp, skb, own, inl);
 }
 
 /**
@@ -369,6 +461,7 @@ static int shca_rx_deliver(struct shca_dev *sdev, struct sk_buff *skb,
 void shca_rcv(struct sk_buff *skb)
 {
 	struct shca_dev *sdev = shca_rx_dev(skb);
+	struct shca_rx_catch *c;
 	u32 bth_off, blen, dqpn;
 	int stat, bad;
 
@@ -381,8 +474,12 @@ void shca_rcv(struct sk_buff *skb)
 		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
 		/* its consumer checks the ICRC: shca_rx_verify() */
 		shca_rx_cb(skb)->icrc_due = true;
-		if (stat < 0)
-			stat = shca_rx_deliver(sdev, skb, dqpn, false, NULL);
+		if (stat < 0) {
+			c = shca_rx_caught();
+			stat = shca_rx_deliver(sdev, skb, dqpn, c,
+					       c && c->want_req ? &c->inl :
+								  NULL);
+		}
 		if (stat >= 0) {
 			/* dropped: a packet that is not intact counts as such */
 			bad = shca_rx_icrc_due(skb);

@@ -8,7 +8,9 @@
  * requests go to the responder (rc_resp.c).  An RQ engine run holds
  * qp->rq_engine: it is qp->rq_work, or a same-host sender that executes
  * its request in its own thread (shca_rq_inline(): UD sends, and the
- * requests of an RC/UC/XRC consumer that converses, engine_logic.h).
+ * requests of an RC/UC/XRC consumer that converses, engine_logic.h; on
+ * the direct path, or on the wire when the request comes back up this
+ * host's IP stack in the sender's thread, recv.c).
  * The engine is the only consumer of the RQ and owns ring.kcons; it also
  * flushes the RQ of a QP in the error state.
  * RAW_PACKET QPs get their frames from flow steering (flow.c) on the same
@@ -447,8 +449,9 @@ static bool shca_rq_inline_ok(struct shca_qp *qp)
 /**
  * shca_rq_inline - run @qp's RQ engine on one request, in its sender
  * @qp: the request's destination, referenced for @skb
- * @skb: a request of the direct path that shca_rx_direct() left to the
- *	sender (parsed, admitted to @qp)
+ * @skb: a request that shca_rx_direct() left to the sender (parsed,
+ *	admitted to @qp), or a wire request caught as it came back up
+ *	this host's stack in the sender's thread (its ICRC still due)
  *
  * The sender executes its request at the destination itself, which
  * saves the wakeup of a worker per packet, and the responder's ACK comes

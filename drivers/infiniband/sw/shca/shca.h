@@ -480,8 +480,9 @@ struct shca_path {
 	bool direct;		/* deliver on the same-host path (direct.c) */
 	u32 seg;		/* direct: the packet's segment size, or 0 */
 	/*
-	 * direct, from an SQ engine run with nothing but qp->sq_engine
-	 * held: the destination's RQ engine may run in this thread
+	 * from an SQ engine run with nothing but qp->sq_engine held: the
+	 * RQ engine of a destination on this host may run in this thread
+	 * (direct, or a wire packet caught on its way back up the stack)
 	 */
 	bool rx_inline;
 };
@@ -659,11 +660,17 @@ struct net_device *shca_addr_ndev(struct net *net, bool ipv4,
 struct shca_dev *shca_dev_get_by_netdev(struct net_device *ndev);
 void shca_rcv(struct sk_buff *skb);
 
-/* A request of the direct path its sender may run inline (recv.c, rq.c). */
+/*
+ * A request its sender may run inline (recv.c, rq.c): of the direct
+ * path, or a wire packet caught on its way back up this host's stack.
+ */
 struct shca_rx_inline {
 	struct shca_qp *qp;	/* referenced for @skb */
 	struct sk_buff *skb;
 };
+
+void shca_rx_catch_begin(bool want_req);
+void shca_rx_catch_end(struct shca_rx_inline *inl);
 
 void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg,
 		    struct shca_rx_inline *inl);

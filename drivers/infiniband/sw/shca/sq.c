@@ -252,7 +252,7 @@ static enum ib_wc_status shca_ud_send(struct shca_qp *qp,
 		return IB_WC_SUCCESS;
 	}
 	path.direct = shca_direct_usable(sdev, &path);
-	path.rx_inline = path.direct;	/* an SQ engine run, see direct.c */
+	path.rx_inline = true;	/* an SQ engine run, see direct.c, net.c */
 	shca_stat_inc(sdev, path.direct ? SHCA_STAT_TX_DIRECT_MSGS :
 					  SHCA_STAT_TX_WIRE_MSGS);
 	hlen = shca_opcode_info(SHCA_TR_UD | (w->hdr.opcode ==
