@@ -965,8 +965,18 @@ static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 	switch (v) {
 	case SHCA_RV_DONE:
 		shca_rc_advance(qp, p);
-		if (resp->tm_rndv)
+		if (resp->tm_rndv) {
+			/*
+			 * shca_tm_rx_rndv_go() wants the SEND acknowledged
+			 * before its READ and FIN go out, but on the wire
+			 * shca_rc_advance() leaves the ACK to the batch's
+			 * end: send it now (unless responses are still due,
+			 * which an ACK must not overtake).
+			 */
+			if (resp->ack_due && !shca_resp_tx_busy(resp))
+				shca_resp_ack(qp);
 			shca_tm_rx_rndv_go(qp);
+		}
 		break;
 	case SHCA_RV_DROP:
 		break;
