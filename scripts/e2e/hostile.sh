@@ -36,6 +36,7 @@ hostile fuzz "${SHCA_FUZZ_SEED:-0x5eed1}" "${SHCA_FUZZ_ROUNDS:-160}"
 rdma statistic show link shca9/1 | tr ' ' '\n' |
 	grep -A1 -E '^(qp_fatal|cq_overflow|rx_dropped|tx_err)' | paste - - | tr '\n' ' '
 echo
+path_check auto "shca9's messages (hostile's traffic)" shca9
 check "rdma link delete" rdma link delete shca9
 ip link del hst0
 check "unload shca (nothing left behind)" modprobe -r shca

@@ -415,6 +415,49 @@ hw_stat_read() {
 	return 0
 }
 
+# path_mark DEV...: remember DEVs' tx_direct_msgs and tx_wire_msgs, the
+# start of what path_check judges (without a mark: from 0).
+declare -A PATH_BASE
+path_mark() {
+	local d n
+	for d in "$@"; do
+		for n in tx_direct_msgs tx_wire_msgs; do
+			hw_stat_read "PATH_BASE[$d,$n]" "$d" "$n"
+		done
+	done
+}
+
+# path_check WANT LABEL DEV...: which path the messages DEVs started since
+# path_mark took, summed from tx_direct_msgs and tx_wire_msgs (read before
+# the devices go).  WANT wire: one case, LABEL, that none went direct and
+# some took the wire; auto: the same in a @wire step of run.sh
+# (SHCA_E2E_WIRE=1), otherwise the counts are only printed.
+path_check() {
+	local want=$1 label=$2 d v dir=0 wire=0 missing=
+	shift 2
+	if [ "$want" = auto ]; then
+		want=any
+		[ "${SHCA_E2E_WIRE:-0}" = 1 ] && want=wire
+	fi
+	for d in "$@"; do
+		hw_stat_read v "$d" tx_direct_msgs
+		[ -n "$v" ] || missing+=" $d/tx_direct_msgs"
+		dir=$((dir + ${v:-0} - ${PATH_BASE[$d,tx_direct_msgs]:-0}))
+		hw_stat_read v "$d" tx_wire_msgs
+		[ -n "$v" ] || missing+=" $d/tx_wire_msgs"
+		wire=$((wire + ${v:-0} - ${PATH_BASE[$d,tx_wire_msgs]:-0}))
+	done
+	echo "# $E2E_SUITE: $label: tx_direct_msgs +$dir, tx_wire_msgs +$wire ($*)"
+	[ "$want" = wire ] || return 0
+	if [ -z "$missing" ] && [ "$dir" = 0 ] && [ "$wire" -gt 0 ]; then
+		ok "$label: every message took the wire"
+		return 0
+	fi
+	not_ok "$label: every message took the wire" \
+		"tx_direct_msgs +$dir, tx_wire_msgs +$wire${missing:+, no counter$missing}"
+	return 1
+}
+
 # has_text FILE TEXT: FILE contains TEXT (no process started).
 has_text() {
 	[[ $(<"$1") == *"$2"* ]] 2>/dev/null

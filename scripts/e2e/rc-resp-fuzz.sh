@@ -18,6 +18,7 @@ for f in /sys/class/infiniband/shca0/ports/1/gids/*; do grep -q ffff:0a4d:0001 $
 # about 0.05 s a packet on the stock kernels under TCG, more under KASAN
 exits_ok "rc_resp_fuzz.py exits 0" $B timeout $((600 + ${SHCA_FUZZ_N:-1710} / 4)) /usr/bin/python3 scripts/e2e/progs/rc_resp_fuzz.py shca0 "$ga"
 rdma statistic show link shca0/1 | tr ' ' '\n' | grep -A1 -E "^(rc_|rx_|tx_|qp_fatal|uc_)" | paste - - | grep -v "	0$" | tr '\n' ' '; echo
+path_check auto "shca0's messages (the RC connection after the fuzz)" shca0
 $A rdma link delete shca0
 check "module unloads" modprobe -r shca
 e2e_finish

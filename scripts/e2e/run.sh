@@ -15,6 +15,16 @@
 # "# plan: ..." first and "# suite NAME took N s (exit RC)" after each step;
 # a step that exits non-zero without a "not ok" line of its own gets one.
 # Exits non-zero if any step failed.
+#
+# A step written NAME@wire (e.g. "pyverbs@wire", "rc:ipv4@wire") runs
+# with the same-host direct path forced off: every shca load during it
+# gets direct=0 (/etc/modprobe.d/shca-e2e-wire.conf, removed after the
+# step; a module already loaded gets 0 in /sys/module/shca/parameters/
+# direct and its old value back after), the suite sees SHCA_E2E_WIRE=1
+# (lib.sh's path_check then asserts that its devices sent every message
+# on the wire), and its case lines read "ok - wire: SUITE: ..." so that
+# they differ from the same suite's direct run.  The step fails if shca
+# was ever loaded with direct other than N during it, or never loaded.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -38,6 +48,49 @@ step_kunit() {
 	"$top/scripts/kunit/vm-inner.sh" shca || return 1
 	dmesg >"${SHCA_OUT:-$TMPDIR}/kunit-dmesg.txt"
 	echo "ok - kunit: shca.ko loaded (its KUnit suites ran) and unloaded"
+}
+
+# The wire steps' modprobe configuration: direct=0 at every load, and
+# each load logs the value the module really got to $WIRE_LOG, which
+# wire_end checks (an install command runs for modprobe and for the
+# kernel's own request_module alike).
+WIRE_CONF=/etc/modprobe.d/shca-e2e-wire.conf
+WIRE_LOG=/run/shca-e2e-wire.log
+WIRE_PARAM=/sys/module/shca/parameters/direct
+wire_old=
+
+# wire_begin: force the wire for the next step.
+wire_begin() {
+	: >"$WIRE_LOG"
+	cat >"$WIRE_CONF" <<-EOT
+		# written by scripts/e2e/run.sh for a @wire step; removed after it
+		options shca direct=0
+		install shca /sbin/modprobe --ignore-install shca \$CMDLINE_OPTS && { read -r d <$WIRE_PARAM; echo "load direct=\$d" >>$WIRE_LOG; }
+	EOT
+	wire_old=
+	if [ -e "$WIRE_PARAM" ]; then
+		read -r wire_old <"$WIRE_PARAM"
+		echo 0 >"$WIRE_PARAM"
+		echo "loaded before the step, set direct=$(<"$WIRE_PARAM")" >>"$WIRE_LOG"
+	fi
+	export SHCA_E2E_WIRE=1
+}
+
+# wire_end STEP: undo wire_begin; one case: every load of shca during
+# STEP had direct=N (and there was one).
+wire_end() {
+	local loads bad
+	unset SHCA_E2E_WIRE
+	rm -f "$WIRE_CONF"
+	[ -n "$wire_old" ] && [ -e "$WIRE_PARAM" ] && echo "$wire_old" >"$WIRE_PARAM"
+	loads=$(grep -c 'direct=' "$WIRE_LOG" 2>/dev/null)
+	bad=$(grep -v 'direct=N$' "$WIRE_LOG" 2>/dev/null | head -n 3 | tr '\n' ' ')
+	if [ "${loads:-0}" -gt 0 ] && [ -z "$bad" ]; then
+		echo "ok - wire: $1: shca ran with direct=N throughout ($loads load(s))"
+		return 0
+	fi
+	echo "not ok - wire: $1: shca ran with direct=N throughout: loads ${loads:-0}${bad:+, $bad}"
+	return 1
 }
 
 # run_step NAME[:ARGS]: one step.
@@ -83,8 +136,19 @@ out=$TMPDIR/e2e-step.out
 for s in "$@"; do
 	start=$SECONDS
 	mark "$s begins"
-	run_step "$s" 2>&1 | tee "$out"
-	src=${PIPESTATUS[0]}
+	case "$s" in
+	*@wire)
+		wire_begin
+		run_step "${s%@wire}" 2>&1 | sed -u -E 's/^(not )?ok - /&wire: /' | tee "$out"
+		src=${PIPESTATUS[0]}
+		wire_end "${s%@wire}" >"$out.wire" || { [ "$src" != 0 ] || src=1; }
+		tee -a "$out" <"$out.wire"
+		;;
+	*)
+		run_step "$s" 2>&1 | tee "$out"
+		src=${PIPESTATUS[0]}
+		;;
+	esac
 	if [ "$src" != 0 ]; then
 		rc=1
 		failed="$failed $s"
