@@ -40,6 +40,8 @@ dir() {
 dir "$I" rxe0 "$gr" "$A" shca0 "$gs" 10.77.0.2 "shca client, rxe server"
 dir "$A" shca0 "$gs" "$I" rxe0 "$gr" 10.77.0.1 "rxe client, shca server"
 
+# rxe0 is no shca device: shca0 can never take the direct path to it
+path_check wire "shca0's messages to and from rxe0" shca0
 rdma_dev_del "$I" rxe0
 rdma_dev_del "$A" shca0
 modprobe -r rdma_rxe

@@ -104,11 +104,12 @@ B=$NB	# veth-b is in init_net in the rxe mode
 # shellcheck disable=SC2086
 if $A tc qdisc add dev veth-a root netem $NETEM &&
 	$B tc qdisc add dev veth-b root netem $NETEM; then
-	[ "$DRV" = shca ] && recovery_stats before
+	[ "$DRV" = shca ] && recovery_stats before && path_mark "$DA" "$DB"
 	start=$SECONDS
 	E2E_T=${NETEM_TIMEOUT:-$((600 + MIB * 4))} stream "$MIB MiB WRITE+SEND stream under netem $NETEM" "$MIB"
 	echo "# $MIB MiB netem run took $((SECONDS - start)) s"
 	[ "$DRV" = shca ] && recovery_stats after && recovery_cases
+	[ "$DRV" = shca ] && path_check wire "netem stream: the qdiscs kept it on the wire" "$DA" "$DB"
 	# The impairment really happened (shca's packets cross the veths).
 	if [ "$DRV" = shca ]; then
 		drops=$($A tc -s qdisc show dev veth-a | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1)
