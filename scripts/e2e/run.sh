@@ -23,8 +23,9 @@
 # direct and its old value back after), the suite sees SHCA_E2E_WIRE=1
 # (lib.sh's path_check then asserts that its devices sent every message
 # on the wire), and its case lines read "ok - wire: SUITE: ..." so that
-# they differ from the same suite's direct run.  The step fails if shca
-# was ever loaded with direct other than N during it, or never loaded.
+# they differ from the same suite's direct run (and pyverbs' counts read
+# "# pyverbs(shca0, wire): ...").  The step fails if shca was ever loaded
+# with direct other than N during it, or never loaded.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -139,7 +140,9 @@ for s in "$@"; do
 	case "$s" in
 	*@wire)
 		wire_begin
-		run_step "${s%@wire}" 2>&1 | sed -u -E 's/^(not )?ok - /&wire: /' | tee "$out"
+		run_step "${s%@wire}" 2>&1 |
+			sed -u -E 's/^(not )?ok - /&wire: /; s/^# pyverbs\(([^)]*)\)/# pyverbs(\1, wire)/' |
+			tee "$out"
 		src=${PIPESTATUS[0]}
 		wire_end "${s%@wire}" >"$out.wire" || { [ "$src" != 0 ] || src=1; }
 		tee -a "$out" <"$out.wire"
