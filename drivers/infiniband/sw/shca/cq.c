@@ -579,7 +579,8 @@ static enum hrtimer_restart shca_cq_mod_timer(struct hrtimer *timer)
 }
 
 /*
- * Deliver the completion event of a CQ whose handler does not run inline.
+ * Deliver the completion event of a CQ whose handler does not run inline
+ * (counted in cq_events_queued).
  * Context: process, a bound kworker of the completion vector's CPU
  * (shca_comp_wq), BHs disabled around the handler so softirq-based
  * pollers run on the way out.
@@ -590,6 +591,7 @@ static void shca_cq_comp_work(struct work_struct *work)
 
 	if (!cq->ibcq.comp_handler)
 		return;
+	shca_stat_inc(to_sdev(cq->ibcq.device), SHCA_STAT_CQ_EVENTS_QUEUED);
 	local_bh_disable();
 	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	local_bh_enable();
