@@ -65,6 +65,9 @@ done
 rdma statistic show link shca0/1
 $A rdma link del shca0
 rdma link delete rxe0
+# rdma_rxe holds UDP port 4791 of init_net until it is unloaded: a later
+# suite's shca device there would find it taken
+modprobe -r rdma_rxe
 veth_b_to_netns
 check "module unloads" modprobe -r shca
 dmesg | grep -i "shca\|rxe" | grep -v "loading" | tail -n 60

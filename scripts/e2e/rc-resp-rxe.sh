@@ -25,6 +25,7 @@ for v in "ffff:0a4d:0001 ffff:0a4d:0002" \
 done
 rdma statistic show link shca0/1
 rdma link delete rxe0 || true
+modprobe -r rdma_rxe	# it holds UDP port 4791 of init_net until then
 check "veth-b back in shca-b" veth_b_to_netns
 check "rdma link delete shca0" $A rdma link delete shca0
 check "module unloads" modprobe -r shca
