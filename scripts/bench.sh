@@ -41,6 +41,9 @@
 #   BENCH_PP_ITERS=5000 ibv_rc_pingpong round trips (each mode)
 #   BENCH_FIO_S=20      seconds of fio per column
 #   BENCH_STRACE=1      the strace row (0: skip)
+#   BENCH_REPEAT=3      runs of each perftest and pingpong figure; the
+#                       median is printed (one run moves by 20% or more
+#                       under TCG on 2 cores), every run in a comment
 #   BENCH_COLS="shca wire rxe"   the columns to measure
 #   BENCH_OUT (default build/bench)
 # The defaults take some 15 to 30 minutes under TCG (the slower the paths,
@@ -54,7 +57,7 @@ if [ "${1:-}" != --in-vm ]; then
 	export SHCA_BENCH_N_4K=${BENCH_N_4K:-5000} SHCA_BENCH_N_64K=${BENCH_N_64K:-2000} \
 		SHCA_BENCH_N_Q16=${BENCH_N_Q16:-1000} SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-5000} \
 		SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
-		SHCA_BENCH_COLS=${BENCH_COLS:-shca wire rxe}
+		SHCA_BENCH_COLS=${BENCH_COLS:-shca wire rxe} SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3}
 	"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
 	rc=$?
 	echo "# bench: logs in $out"
@@ -70,6 +73,7 @@ PPN=${SHCA_BENCH_PP_ITERS:-5000}
 FIO_S=${SHCA_BENCH_FIO_S:-20}
 STRACE=${SHCA_BENCH_STRACE:-1}
 COLS=${SHCA_BENCH_COLS:-shca wire rxe}
+REPEAT=${SHCA_BENCH_REPEAT:-3}
 PARAM=/sys/module/shca/parameters/direct
 E2E_T=1800
 declare -A V
@@ -114,9 +118,43 @@ ratio() {
 		'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
 }
 
-# bench_bw COL: the perftest bandwidth runs of column COL on the current pair.
+# median V...: the median of the values (the lower middle one of an even
+# count), empty if there are none.
+median() {
+	[ $# -gt 0 ] || return 0
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# more_runs FROM NAME SRVCMD CLICMD EXTRACT: runs FROM..REPEAT of a figure
+# (run()), appending what EXTRACT (a function of the client log) gives
+# for each to VALS.
+more_runs() {
+	local r v
+	for r in $(seq "$1" "$REPEAT"); do
+		run "$2 (run $r/$REPEAT)" "$3" "$4" || continue
+		v=$("$5" "$E2E_CLI_LOG")
+		[ -n "$v" ] && VALS+=("$v")
+	done
+}
+
+# take VAR NAME: VAR := the median of VALS (empty if none); the values go
+# to a comment line when there were several.
+take() {
+	printf -v "$1" '%s' "$(median "${VALS[@]}")"
+	[ ${#VALS[@]} -gt 1 ] && echo "# bench: $2: ${VALS[*]} -> median ${!1}"
+	return 0
+}
+
+# rtt_val CLILOG: the usec/iter of ibv_rc_pingpong's report.
+# shellcheck disable=SC2317  # called through more_runs
+rtt_val() {
+	sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' "$1" | tail -n 1
+}
+
+# bench_bw COL: the perftest bandwidth runs of column COL on the current
+# pair; the counters come from the first of the REPEAT runs.
 bench_bw() {
-	local col=$1 t s q n name db0 db1 ack0 ack1 rx0 rx1
+	local col=$1 t s q n name db0 db1 ack0 ack1 rx0 rx1 val
 	for s in 4096 65536; do
 		for q in 1 16; do
 			if [ "$q" = 16 ]; then n=$NQ16; elif [ "$s" = 4096 ]; then n=$N4K; else n=$N64K; fi
@@ -130,7 +168,12 @@ bench_bw() {
 				stat_of db1 "$DA" sq_doorbells
 				stat_of ack1 "$DB" rc_acks_sent
 				stat_of rx1 "$DB" rx_packets
-				V[$col,${t}_$((s / 1024))k_q$q]=$(bw_val "$E2E_CLI_LOG")
+				VALS=()
+				val=$(bw_val "$E2E_CLI_LOG")
+				[ -n "$val" ] && VALS+=("$val")
+				more_runs 2 "$name" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $n -q $q" \
+					"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $n -q $q $AB" bw_val
+				take "V[$col,${t}_$((s / 1024))k_q$q]" "$name"
 				[ "$col" = rxe ] && continue
 				if [ "$t$s$q" = write40961 ] && [ -n "$db0" ] && [ -n "$db1" ]; then
 					per "V[$col,db_per_wr]" $((db1 - db0)) $((n * q))
@@ -179,10 +222,11 @@ bench_pp() {
 	local col=$1 m opt
 	for m in poll event; do
 		[ "$m" = event ] && opt=-e || opt=
-		run "$col ibv_rc_pingpong 2B $m -n $PPN" \
+		VALS=()
+		more_runs 1 "$col ibv_rc_pingpong 2B $m -n $PPN" \
 			"ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $PPN $opt" \
-			"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $PPN $opt $AB" || continue
-		V[$col,rtt_$m]=$(sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' "$E2E_CLI_LOG" | tail -n 1)
+			"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $PPN $opt $AB" rtt_val
+		take "V[$col,rtt_$m]" "$col ibv_rc_pingpong 2B $m"
 	done
 }
 
