@@ -15,8 +15,10 @@
  * veth, that call also runs the receive side (backlog, IP, UDP, shca_rcv)
  * on the same CPU, so packets with a payload are handed to the IP stack by
  * a device work item (tx_work) while the engine builds the next ones;
- * small packets (ACKs, short messages) go out inline while nothing is
- * queued, so a round trip takes no extra hop.
+ * small packets (ACKs, short messages), and those of a conversing
+ * consumer whose request its own thread then executes at a destination
+ * on this host (recv.c, shca_rx_catch_begin()), go out inline while
+ * nothing is queued, so a round trip takes no extra hop.
  */
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
