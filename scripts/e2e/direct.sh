@@ -17,8 +17,10 @@
 #         device (a QP pair on shca0 to itself, same GID; direct) and
 #         across the namespaces with direct=0 (wire): zero loss on the
 #         direct path; on the wire no drop or timeout, resends only after
-#         a sequence NAK (but with READs), and at most one ACK per 4 data
-#         packets.  Then, on the direct path: a conversing consumer
+#         a sequence NAK (but with READs), at most one ACK per 4 data
+#         packets, and the wire packets sent as UDP GSO datagrams with
+#         every ICRC intact; with wire_gso=0 (IPv4) they go one by one,
+#         and over IPv6 as GSO datagrams again, verified.  Then, on the direct path: a conversing consumer
 #         (ibv_rc_pingpong -c, ibv_ud_pingpong, a dxfer run of 2 KiB
 #         SEND/WRITE messages each answered by the server) has its
 #         requests executed in the sender's thread (rx_inline_packets grew
@@ -28,8 +30,9 @@
 #         ib_send_bw stream into a 4-deep receive queue (RNR NAKs) resends
 #         only after the RNR waits: no sequence NAK, no retransmission.
 # qdisc   a netem qdisc (delay 1ms) added to veth-a and removed while a
-#         verified stream runs: while it is there no message starts direct,
-#         once it went messages start direct again; nothing lost.
+#         verified stream runs: while it is there no message starts direct
+#         (nor goes as a GSO datagram), once it went messages start direct
+#         again; nothing lost.
 # kill    kill -9 of the responder's and of the requester's process
 #         mid-transfer: the survivor ends with an error completion, a
 #         disconnect or its watchdog, never wrong data; no kernel report;
@@ -42,7 +45,8 @@
 #         once, all data verified.
 # tap     a packet tap (progs/tap4791.py, an AF_PACKET socket as tcpdump
 #         opens) on veth-a sees the RoCE v2 packets (UDP 4791) of a transfer
-#         started while it is open: tapped traffic takes the wire.
+#         started while it is open: tapped traffic takes the wire, one
+#         packet at a time (no GSO datagram).
 #
 #   DIRECT_BIG=6M DIRECT_BIG_N=5   the clean part's message size and count
 #   DIRECT_WD=30                   dxfer's watchdog (s) in the robust parts
@@ -97,7 +101,7 @@ set_direct() {
 
 # --- counters ------------------------------------------------------------------
 
-STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets"
+STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets tx_gso_packets tx_gso_sends rx_bad_icrc rx_malformed"
 declare -A SNAP
 
 # snap TAG DEV...: SNAP[TAG,DEV,counter] for every counter of $STATS.
@@ -446,6 +450,7 @@ clean_or_info() {
 	else
 		loss_info "$@"
 		wire_case "$@"
+		gso_case "$1" "$2" "$3" yes "${@:4}"
 	fi
 }
 
@@ -490,6 +495,62 @@ wire_case() {
 	else
 		not_ok "$name: at most one ACK per 4 data packets" "$sdev: rc_acks_sent +$acks, rx_packets +$pkts"
 	fi
+}
+
+# gso_case NAME FROM TO WANT DEV...: the DEVs' wire packets went out as
+# UDP GSO datagrams, cut into single packets by the IP stack on the way
+# (WANT yes: tx_gso_packets grew), or one by one (no: +0, what a qdisc or
+# a packet tap on the way gets); either way every ICRC arrived intact
+# (rx_bad_icrc, rx_malformed +0 on every DEV).
+gso_case() {
+	local name=$1 from=$2 to=$3 want=$4 gpk gds bad
+	shift 4
+	sum_delta gpk "$from" "$to" tx_gso_packets "$@"
+	sum_delta gds "$from" "$to" tx_gso_sends "$@"
+	bad=$(grown "$from" "$to" "rx_bad_icrc rx_malformed" "$@")
+	if [ "$gpk" = "?" ]; then
+		not_ok "$name: GSO $want" "no tx_gso_packets counter on $*"
+	elif [ -n "$bad" ]; then
+		not_ok "$name: GSO $want, every ICRC intact" "$bad"
+	elif { [ "$want" = yes ] && [ "$gpk" -gt 0 ]; } ||
+		{ [ "$want" = no ] && [ "$gpk" = 0 ]; }; then
+		ok "$name: GSO $want (tx_gso_packets +$gpk in $gds datagrams), every ICRC intact"
+	else
+		not_ok "$name: GSO $want" "tx_gso_packets +$gpk in $gds datagrams on $*"
+	fi
+}
+
+# set_gso 0|1: the module parameter wire_gso.
+set_gso() {
+	[ -w /sys/module/shca/parameters/wire_gso ] &&
+		echo "$1" >/sys/module/shca/parameters/wire_gso
+}
+
+# gso_cases: with direct=0, dxfer runs over IPv4 with wire_gso off (single
+# packets) and over IPv6 with it on, verified, on the wire.
+gso_cases() {
+	local name
+	name="direct=0, wire_gso=0: dxfer WRITE+READ+SEND 256 KiB x8, verified"
+	if e2e_selected "$name"; then
+		set_gso 0
+		snap a "$DA" "$DB"
+		verified "$name" -o wrs -S 256K -n 8
+		snap b "$DA" "$DB"
+		set_gso 1
+		path_case "$name" a b wire "$DA" "$DB"
+		wire_loss_case "$name" a b "$DA" "$DB"
+		gso_case "$name" a b no "$DA" "$DB"
+	fi
+	name="direct=0, IPv6: dxfer WRITE+READ+SEND 256 KiB x8, verified"
+	e2e_selected "$name" || return 0
+	snap a "$DA" "$DB"
+	next_port
+	run_case "$name" cm "$NB" "$DXFER -s -a $B6 -p $PORT -W $WD" \
+		"$NA" "$DXFER -c -a $B6 -p $PORT -W $WD -o wrs -S 256K -n 8" dx_ok
+	snap b "$DA" "$DB"
+	path_case "$name" a b wire "$DA" "$DB"
+	wire_loss_case "$name" a b "$DA" "$DB"
+	gso_case "$name" a b yes "$DA" "$DB"
 }
 
 # inline_case NAME FROM TO DEV...: every DEV executed requests of its
@@ -574,6 +635,7 @@ if want clean; then
 	if [ "$HAVE_PARAM" = 1 ]; then
 		set_direct 0
 		clean_mode "direct=0, across the namespaces" "$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB" wire
+		gso_cases
 		CONVERSE_PATH=wire converse_cases
 		set_direct 1
 	fi
@@ -603,6 +665,7 @@ if want qdisc && e2e_selected qdisc; then
 		st_stop q
 		st_verdict "$n: WRITE+READ+SEND stream verified" q
 		path_case "$n: while the qdisc is there" q1 q2 wire "$DA" "$DB"
+		gso_case "$n: while the qdisc is there" q1 q2 no "$DA" "$DB"
 		path_case "$n: once it went" q3 q4 back-to-direct "$DA" "$DB"
 		path_case "$n: the whole stream" q0 q4 both "$DA" "$DB"
 		loss_info "$n" q0 q4 "$DA" "$DB"
@@ -774,6 +837,7 @@ if want tap && e2e_selected tap; then
 			not_ok "$n sees RoCE v2 packets (UDP 4791)" "$(tail1 "$tlog" 2)"
 		fi
 		path_case "$n" t0 t1 wire "$DA" "$DB"
+		gso_case "$n" t0 t1 no "$DA" "$DB"
 		loss_info "$n" t0 t1 "$DA" "$DB"
 	else
 		not_ok "$n" "tap4791.py did not start: $(tail1 "$tlog")"

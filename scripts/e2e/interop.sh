@@ -2,7 +2,9 @@
 # Wire interoperability with rdma_rxe: shca0 on veth-a (netns shca-a) and
 # rxe0 on veth-b, which moves to init_net because rxe on 6.1 only works
 # there.  Both directions (shca server / rxe client and the reverse): rping
-# -V, ibv_rc_pingpong -c, ib_write_bw.  Runs inside the VM.
+# -V, ibv_rc_pingpong -c, ib_write_bw; shca0's runs of packets reach rxe0
+# as UDP GSO datagrams cut up by the IP stack (tx_gso_packets grew).
+# Runs inside the VM.
 set -u
 E2E_SUITE=interop
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +39,16 @@ dir() {
 		"$sns" "ib_write_bw -d $sd -x $sg -F -s 65536 -n 100" \
 		"$cns" "ib_write_bw -d $cd -x $cg -F -s 65536 -n 100 $sa" bw_ok
 }
+hw_stat_read g0 shca0 tx_gso_packets
 dir "$I" rxe0 "$gr" "$A" shca0 "$gs" 10.77.0.2 "shca client, rxe server"
+# over the veth, shca0's runs of packets leave as UDP GSO datagrams, which
+# the IP stack cuts into single packets before rxe0's socket gets them
+hw_stat_read g1 shca0 tx_gso_packets
+if [ -n "$g0" ] && [ -n "$g1" ] && [ "$g1" -gt "$g0" ]; then
+	ok "shca0 sent UDP GSO datagrams to rxe0 (tx_gso_packets +$((g1 - g0)))"
+else
+	not_ok "shca0 sent UDP GSO datagrams to rxe0" "tx_gso_packets ${g0:-?} -> ${g1:-?}"
+fi
 dir "$A" shca0 "$gs" "$I" rxe0 "$gr" 10.77.0.1 "rxe client, shca server"
 
 # rxe0 is no shca device: shca0 can never take the direct path to it

@@ -142,6 +142,35 @@ static bool shca_direct_nf(struct net *net, bool ipv4, bool out)
 #endif
 
 /**
+ * shca_way_watched - could something see or alter single packets on @dst?
+ * @dst: the route wire packets leave by
+ * @ipv4: their IP version
+ *
+ * The same observers as for the direct path (a qdisc, a packet tap, an
+ * rx_handler, XDP, tc, netfilter, xfrm) on the egress device, on its
+ * veth peer if it has one, and in the namespaces between.  Such a way
+ * gets its packets one by one (net.c, no GSO datagrams).
+ * Context: any; takes the RCU read lock.
+ */
+bool shca_way_watched(const struct dst_entry *dst, bool ipv4)
+{
+	struct net_device *out = dst->dev, *peer = NULL;
+	bool watched;
+
+	if (dst_xfrm(dst))
+		return true;
+	rcu_read_lock();
+	if (out->netdev_ops->ndo_get_peer_dev)
+		peer = out->netdev_ops->ndo_get_peer_dev(out);
+	watched = shca_direct_dev_watched(out) ||
+		  (peer && shca_direct_dev_watched(peer)) ||
+		  shca_direct_nf(dev_net(out), ipv4, true) ||
+		  shca_direct_nf(dev_net(peer ?: out), ipv4, false);
+	rcu_read_unlock();
+	return watched;
+}
+
+/**
  * shca_direct_usable - may a new message to @path take the direct path?
  * @sdev: sending device
  * @path: resolved route (path->dst held by the caller)

@@ -12,6 +12,7 @@
  */
 #define SHCA_DIRECT_SEG		16384
 
+bool shca_way_watched(const struct dst_entry *dst, bool ipv4);
 bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path);
 int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		     struct sk_buff *skb);

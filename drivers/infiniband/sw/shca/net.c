@@ -30,6 +30,7 @@
 #include <net/addrconf.h>
 #include <net/dst.h>
 #include <net/ip.h>
+#include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
@@ -38,12 +39,20 @@
 
 #include "shca.h"
 #include "direct.h"
+#include "gso_logic.h"
 #include "roce.h"
 #include "wire.h"
 
 #define SHCA_TX_INLINE_MAX	256	/* bytes: smaller packets may go inline */
 #define SHCA_TX_QUEUE_MAX	4096	/* packets queued for tx_work, at most */
 #define SHCA_TX_BUDGET		64	/* packets between two cond_resched() */
+#define SHCA_GSO_SEGS_MAX	64	/* packets in one GSO datagram, at most */
+#define SHCA_GSO_SCAN		256	/* queued packets looked at for one */
+
+static bool shca_wire_gso = true;
+module_param_named(wire_gso, shca_wire_gso, bool, 0644);
+MODULE_PARM_DESC(wire_gso,
+		 "send runs of wire packets of one flow as UDP GSO datagrams when nothing observes single packets on the way (default: 1)");
 
 /* The sockets of one network namespace. */
 struct shca_net_sock {
@@ -143,30 +152,234 @@ static int shca_ip_out(struct net *net, struct sk_buff *skb)
 	return net_xmit_eval(err) ? -EIO : 0;
 }
 
+/* UDP payload bytes (BTH to ICRC) of a finished datagram. */
+static u32 shca_tx_roce_len(const struct sk_buff *skb)
+{
+	return skb->len - skb_transport_offset(skb) - sizeof(struct udphdr);
+}
+
+/*
+ * Do @a and @b belong to one flow: the same route, and the same IP and
+ * UDP headers but for the lengths, the IPv4 ID and the checksums?
+ */
+static bool shca_tx_same_flow(const struct sk_buff *a,
+			      const struct sk_buff *b)
+{
+	if (skb_dst(a) != skb_dst(b) || a->protocol != b->protocol ||
+	    udp_hdr(a)->source != udp_hdr(b)->source)
+		return false;
+	if (a->protocol == htons(ETH_P_IP)) {
+		const struct iphdr *x = ip_hdr(a), *y = ip_hdr(b);
+
+		return x->saddr == y->saddr && x->daddr == y->daddr &&
+		       x->tos == y->tos && x->ttl == y->ttl;
+	}
+	return !memcmp(ipv6_hdr(a), ipv6_hdr(b), 4) &&
+	       ipv6_hdr(a)->hop_limit == ipv6_hdr(b)->hop_limit &&
+	       !memcmp(&ipv6_hdr(a)->saddr, &ipv6_hdr(b)->saddr,
+		       2 * sizeof(struct in6_addr));
+}
+
+/*
+ * Is @dev a link inside this host (loopback, a veth), where the stack
+ * itself cuts a GSO datagram into its segments?  A NIC that segments in
+ * hardware may number the IPv4 IDs of the segments, which the ICRCs
+ * cover, so it gets its packets one by one.
+ */
+static bool shca_tx_host_link(const struct net_device *dev)
+{
+	return (dev->flags & IFF_LOOPBACK) ||
+	       dev->netdev_ops->ndo_get_peer_dev;
+}
+
+/*
+ * Take the next queued datagram into @run, followed by the later ones of
+ * its flow that can share one UDP GSO datagram with it (gso_logic.h):
+ * sizes that the stack's segmentation gives back as they are.  Other
+ * flows' packets (other QPs) may be passed over; within the flow the
+ * order stays, as the first packet that cannot join ends the run.
+ * Only when wire_gso is on, over a link inside this host, and when
+ * nothing observes single packets on the way (shca_way_watched()): a tap
+ * or a qdisc then sees every packet.
+ * Context: tx_work.  Return: the number of datagrams taken.
+ */
+static u32 shca_tx_take(struct shca_dev *sdev, struct sk_buff_head *run)
+{
+	struct sk_buff_head *q = &sdev->tx_queue;
+	struct shca_gso_run r = {};
+	struct sk_buff *first, *next, *tmp;
+	u32 max_bytes, max_segs, scan = 0;
+	struct net_device *dev;
+	unsigned long flags;
+
+	first = skb_dequeue(q);
+	if (!first)
+		return 0;
+	__skb_queue_tail(run, first);
+	dev = skb_dst(first)->dev;
+	if (!READ_ONCE(shca_wire_gso) || skb_queue_empty_lockless(q) ||
+	    !shca_tx_host_link(dev) ||
+	    shca_way_watched(skb_dst(first), first->protocol ==
+						htons(ETH_P_IP)))
+		return 1;
+	max_segs = min_t(u32, SHCA_GSO_SEGS_MAX,
+			 READ_ONCE(dev->gso_max_segs));
+	max_bytes = min_t(u32, READ_ONCE(dev->gso_max_size), U16_MAX) -
+		    skb_transport_offset(first) - sizeof(struct udphdr);
+	shca_gso_join(&r, shca_tx_roce_len(first), max_bytes, max_segs);
+	spin_lock_irqsave(&q->lock, flags);
+	skb_queue_walk_safe(q, next, tmp) {
+		if (++scan > SHCA_GSO_SCAN)
+			break;
+		if (!shca_tx_same_flow(first, next))
+			continue;
+		/* a packet of the flow that cannot join ends the run */
+		if (!shca_gso_join(&r, shca_tx_roce_len(next), max_bytes,
+				   max_segs))
+			break;
+		__skb_unlink(next, q);
+		__skb_queue_tail(run, next);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return skb_queue_len(run);
+}
+
+/*
+ * The headers of GSO datagram @head (its IP and UDP headers copied from
+ * its first packet), for the stack to cut into @segs segments of @seg
+ * UDP payload bytes: lengths, a partial UDP checksum, a fixed IPv4 ID.
+ */
+static void shca_gso_headers(struct sk_buff *head, u32 seg, u32 segs)
+{
+	struct udphdr *uh = udp_hdr(head);
+	u32 ulen = head->len - skb_transport_offset(head);
+
+	uh->len = htons(ulen);
+	if (head->protocol == htons(ETH_P_IP)) {
+		struct iphdr *iph = ip_hdr(head);
+
+		iph->tot_len = htons(head->len);
+		ip_send_check(iph);
+		uh->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, ulen,
+					       IPPROTO_UDP, 0);
+	} else {
+		struct ipv6hdr *ip6h = ipv6_hdr(head);
+
+		ip6h->payload_len = htons(ulen);
+		uh->check = ~csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, ulen,
+					     IPPROTO_UDP, 0);
+	}
+	head->ip_summed = CHECKSUM_PARTIAL;
+	head->csum_start = skb_transport_header(head) - head->head;
+	head->csum_offset = offsetof(struct udphdr, check);
+	skb_shinfo(head)->gso_size = seg;
+	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4;
+	/* DF is set: every segment keeps the ID its ICRC was computed with */
+	if (head->protocol == htons(ETH_P_IP))
+		skb_shinfo(head)->gso_type |= SKB_GSO_TCP_FIXEDID;
+	skb_shinfo(head)->gso_segs = segs;
+}
+
+/*
+ * Chain the datagrams of @run behind a new skb holding their
+ * common IP and UDP headers, as one UDP GSO datagram: each keeps only its
+ * RoCE v2 part, and the stack gives every segment back its headers.  The
+ * chained skbs release their header room to the segments (cloned from
+ * them without a copy).
+ * Return: the datagram, or NULL (@run untouched) if out of memory.
+ */
+static struct sk_buff *shca_gso_build(struct sk_buff_head *run)
+{
+	struct sk_buff *first = skb_peek(run), *head, *skb, **tail;
+	u32 hlen = skb_transport_offset(first) + sizeof(struct udphdr);
+	u32 seg = shca_tx_roce_len(first), segs = skb_queue_len(run);
+
+	head = alloc_skb(skb_headroom(first) + hlen, GFP_KERNEL);
+	if (!head)
+		return NULL;
+	skb_reserve(head, skb_headroom(first));
+	skb_put_data(head, first->data, hlen);
+	skb_reset_network_header(head);
+	skb_set_transport_header(head, skb_transport_offset(first));
+	head->protocol = first->protocol;
+	head->dev = first->dev;
+	skb_dst_copy(head, first);
+	if (head->protocol == htons(ETH_P_IP))
+		memset(IPCB(head), 0, sizeof(*IPCB(head)));
+	else
+		memset(IP6CB(head), 0, sizeof(*IP6CB(head)));
+	tail = &skb_shinfo(head)->frag_list;
+	while ((skb = __skb_dequeue(run))) {
+		skb_dst_drop(skb);
+		__skb_pull(skb, hlen);
+		__skb_header_release(skb);
+		*tail = skb;
+		tail = &skb->next;
+		head->data_len += skb->len;
+		head->len += skb->len;
+		head->truesize += skb->truesize;
+	}
+	shca_gso_headers(head, seg, segs);
+	return head;
+}
+
+/*
+ * Send @run: one datagram as it is, several as one GSO datagram (or one
+ * by one if that cannot be built).  Consumes the datagrams.
+ */
+static void shca_tx_run(struct shca_dev *sdev, struct net *net,
+			struct sk_buff_head *run)
+{
+	struct sk_buff *skb;
+	u32 n;
+
+	n = skb_queue_len(run);
+	if (n > 1) {
+		skb = shca_gso_build(run);
+		if (skb) {
+			shca_stat_inc(sdev, SHCA_STAT_TX_GSO_SENDS);
+			shca_stat_add(sdev, SHCA_STAT_TX_GSO_PACKETS, n);
+			if (shca_ip_out(net, skb))
+				shca_stat_add(sdev, SHCA_STAT_TX_ERR, n);
+			return;
+		}
+		while ((skb = __skb_dequeue(run)))
+			if (shca_ip_out(net, skb))
+				shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		return;
+	}
+	skb = __skb_dequeue(run);
+	if (skb && shca_ip_out(net, skb))
+		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+}
+
 /*
  * The device's transmit work: send what the engines queued, in order,
- * until the queue is empty.  It does not requeue itself to give the CPU
- * up (a new run may start on another CPU, and over a veth the packets
- * still in the old CPU's backlog would then be overtaken): it yields with
- * cond_resched() instead.  A packet is counted in tx_inflight until the
- * IP stack has taken it, so an inline sender never overtakes it.  A
- * packet the IP stack refuses (already counted in tx_packets) is counted
- * in tx_err too.
+ * until the queue is empty; runs of one flow go as UDP GSO datagrams
+ * (shca_tx_take()).  It does not requeue itself to give the CPU up (a
+ * new run may start on another CPU, and over a veth the packets still in
+ * the old CPU's backlog would then be overtaken): it yields with
+ * cond_resched() instead.  A packet is counted in tx_inflight until the IP stack has
+ * taken it, so an inline sender never overtakes it.  A packet the IP
+ * stack refuses (already counted in tx_packets) is counted in tx_err too.
  * Context: process (shca_wq); one run at a time.
  */
 static void shca_tx_work(struct work_struct *work)
 {
 	struct shca_dev *sdev = container_of(work, struct shca_dev, tx_work);
 	struct net *net = dev_net(sdev->ndev);
-	u32 n = 0;
-	struct sk_buff *skb;
+	struct sk_buff_head run;
+	u32 n, sent = 0;
 
-	while ((skb = skb_dequeue(&sdev->tx_queue))) {
-		if (shca_ip_out(net, skb))
-			shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
-		atomic_dec(&sdev->tx_inflight);
-		if (!(++n % SHCA_TX_BUDGET))
+	__skb_queue_head_init(&run);
+	while ((n = shca_tx_take(sdev, &run))) {
+		shca_tx_run(sdev, net, &run);
+		atomic_sub(n, &sdev->tx_inflight);
+		sent += n;
+		if (sent >= SHCA_TX_BUDGET) {
+			sent = 0;
 			cond_resched();
+		}
 	}
 }
 

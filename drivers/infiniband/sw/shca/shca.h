@@ -492,6 +492,12 @@ static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_stat stat)
 	atomic64_inc(&sdev->stats[stat]);
 }
 
+static inline void shca_stat_add(struct shca_dev *sdev, enum shca_stat stat,
+				 u32 n)
+{
+	atomic64_add(n, &sdev->stats[stat]);
+}
+
 /* udata.c */
 int shca_udata_get_req(struct ib_device *ibdev, struct ib_udata *udata,
 		       void *req, size_t size, size_t required);
