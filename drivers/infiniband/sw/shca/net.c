@@ -18,7 +18,9 @@
  * small packets (ACKs, short messages), and those of a conversing
  * consumer whose request its own thread then executes at a destination
  * on this host (recv.c, shca_rx_catch_begin()), go out inline while
- * nothing is queued, so a round trip takes no extra hop.
+ * nothing is queued, so a round trip takes no extra hop.  Over a link
+ * inside the host that nothing observes, tx_work sends runs of one
+ * flow's packets as UDP GSO datagrams (shca_tx_take(), gso_logic.h).
  */
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
