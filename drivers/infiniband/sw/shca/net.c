@@ -210,7 +210,7 @@ static u32 shca_tx_take(struct shca_dev *sdev, struct sk_buff_head *run)
 	struct sk_buff_head *q = &sdev->tx_queue;
 	struct shca_gso_run r = {};
 	struct sk_buff *first, *next, *tmp;
-	u32 max_bytes, max_segs, scan = 0;
+	u32 hlen, max_bytes, max_segs, scan = 0;
 	struct net_device *dev;
 	unsigned long flags;
 
@@ -226,8 +226,11 @@ static u32 shca_tx_take(struct shca_dev *sdev, struct sk_buff_head *run)
 		return 1;
 	max_segs = min_t(u32, SHCA_GSO_SEGS_MAX,
 			 READ_ONCE(dev->gso_max_segs));
-	max_bytes = min_t(u32, READ_ONCE(dev->gso_max_size), U16_MAX) -
-		    skb_transport_offset(first) - sizeof(struct udphdr);
+	max_bytes = min_t(u32, READ_ONCE(dev->gso_max_size), U16_MAX);
+	hlen = skb_transport_offset(first) + sizeof(struct udphdr);
+	if (max_bytes <= hlen)
+		return 1;
+	max_bytes -= hlen;
 	shca_gso_join(&r, shca_tx_roce_len(first), max_bytes, max_segs);
 	spin_lock_irqsave(&q->lock, flags);
 	skb_queue_walk_safe(q, next, tmp) {
@@ -361,9 +364,10 @@ static void shca_tx_run(struct shca_dev *sdev, struct net *net,
  * (shca_tx_take()).  It does not requeue itself to give the CPU up (a
  * new run may start on another CPU, and over a veth the packets still in
  * the old CPU's backlog would then be overtaken): it yields with
- * cond_resched() instead.  A packet is counted in tx_inflight until the IP stack has
- * taken it, so an inline sender never overtakes it.  A packet the IP
- * stack refuses (already counted in tx_packets) is counted in tx_err too.
+ * cond_resched() instead.  A packet is counted in tx_inflight until the
+ * IP stack has taken it, so an inline sender never overtakes it.  A
+ * packet the IP stack refuses (already counted in tx_packets) is counted
+ * in tx_err too.
  * Context: process (shca_wq); one run at a time.
  */
 static void shca_tx_work(struct work_struct *work)
