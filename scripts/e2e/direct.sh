@@ -270,13 +270,14 @@ run_case() {
 }
 
 # verified NAME [DXFER CLIENT ARGS]: a short dxfer run across the namespaces
-# (all three operations), verified.
+# (all three operations), verified; to the server address $DX_ADDR (by
+# default B's IPv4 address).
 verified() {
-	local name=$1
+	local name=$1 addr=${DX_ADDR:-$AB}
 	shift
 	next_port
-	run_case "$name" cm "$NB" "$DXFER -s -a $AB -p $PORT -W $WD" \
-		"$NA" "$DXFER -c -a $AB -p $PORT -W $WD ${*:--o wrs -S 256K -n 4}" dx_ok
+	run_case "$name" cm "$NB" "$DXFER -s -a $addr -p $PORT -W $WD" \
+		"$NA" "$DXFER -c -a $addr -p $PORT -W $WD ${*:--o wrs -S 256K -n 4}" dx_ok
 }
 
 # Streams in the background: st_start TAG SRVNS CLINS ADDR PORT ARGS starts a
@@ -526,32 +527,27 @@ set_gso() {
 		echo "$1" >/sys/module/shca/parameters/wire_gso
 }
 
-# gso_cases: with direct=0, dxfer runs over IPv4 with wire_gso off (single
-# packets) and over IPv6 with it on, verified, on the wire (the loss
-# counters shown: the 6 MiB runs before assert the clean wire's).
-gso_cases() {
-	local name
-	name="direct=0, wire_gso=0: dxfer WRITE+READ+SEND 256 KiB x8, verified"
-	if e2e_selected "$name"; then
-		set_gso 0
-		snap a "$DA" "$DB"
-		verified "$name" -o wrs -S 256K -n 8
-		snap b "$DA" "$DB"
-		set_gso 1
-		path_case "$name" a b wire "$DA" "$DB"
-		loss_info "$name" a b "$DA" "$DB"
-		gso_case "$name" a b no "$DA" "$DB"
-	fi
-	name="direct=0, IPv6: dxfer WRITE+READ+SEND 256 KiB x8, verified"
+# gso_run NAME WANT: a verified dxfer run (256 KiB x8 each way) on the
+# wire, its GSO datagrams as WANT (gso_case), the loss counters shown
+# (the 6 MiB runs before assert the clean wire's).
+gso_run() {
+	local name=$1
 	e2e_selected "$name" || return 0
 	snap a "$DA" "$DB"
-	next_port
-	run_case "$name" cm "$NB" "$DXFER -s -a $B6 -p $PORT -W $WD" \
-		"$NA" "$DXFER -c -a $B6 -p $PORT -W $WD -o wrs -S 256K -n 8" dx_ok
+	verified "$name" -o wrs -S 256K -n 8
 	snap b "$DA" "$DB"
 	path_case "$name" a b wire "$DA" "$DB"
 	loss_info "$name" a b "$DA" "$DB"
-	gso_case "$name" a b yes "$DA" "$DB"
+	gso_case "$name" a b "$2" "$DA" "$DB"
+}
+
+# gso_cases: with direct=0, over IPv4 with wire_gso off (single packets)
+# and over IPv6 with it on.
+gso_cases() {
+	set_gso 0
+	gso_run "direct=0, wire_gso=0: dxfer WRITE+READ+SEND 256 KiB x8, verified" no
+	set_gso 1
+	DX_ADDR=$B6 gso_run "direct=0, IPv6: dxfer WRITE+READ+SEND 256 KiB x8, verified" yes
 }
 
 # inline_case NAME FROM TO DEV...: every DEV executed requests of its
