@@ -155,24 +155,57 @@ void shca_sq_doorbell(struct shca_qp *qp)
 }
 
 /**
+ * shca_sq_consumed_more - an SQ engine run consumed responses
+ * @qp: QP
+ *
+ * Wakes rq_work if a request waits for them (shca_sq_catch_up()).
+ * Context: SQ engine (qp->sq_engine held), after comp_done moved.
+ */
+void shca_sq_consumed_more(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_engine);
+	smp_mb();	/* comp_done before rq_waits; pairs with catch_up */
+	if (test_and_clear_bit(0, &qp->rq_waits))
+		shca_qp_queue(qp, &qp->rq_work);
+}
+
+/**
  * shca_sq_catch_up - consume the responses that arrived before a request
  * @qp: RC/UC/XRC initiator QP whose responder is about to execute a request
+ * @mark: the request's shca_rx_cb()->comp_mark
  *
  * ACKs and responses wait in comp_queue for the SQ engine, requests in
  * rx_queue for rq_work: two work items that may run in either order.  A
  * request that the peer sent only after it acknowledged our SEND (a tag
  * matching rendezvous FIN, say) must not complete before that SEND does,
- * as it cannot on a wire that keeps the order; so the responder runs the
- * engine first whenever responses are waiting.
- * Context: qp->rq_work, may sleep; takes qp->sq_engine.
+ * as it cannot on a wire that keeps the order; so the request waits until
+ * the responses queued before it are consumed.  If the SQ engine is free,
+ * this thread runs it; if a run is in progress (a long one: a stream
+ * whose ACKs keep coming), that run consumes them within a pass and
+ * wakes rq_work (shca_sq_consumed_more()), so the responder never waits
+ * for the end of the stream (its peer's requests would wait as long, and
+ * time out).
+ * Context: qp->rq_work, may sleep; qp->rq_engine held, trylocks
+ * qp->sq_engine.
+ * Return: true if the request may go on, false if rq_work must leave it
+ * at the head of rx_queue and end: it is woken again.
  */
-void shca_sq_catch_up(struct shca_qp *qp)
+bool shca_sq_catch_up(struct shca_qp *qp, u32 mark)
 {
-	if (skb_queue_empty(&qp->comp_queue))
-		return;
-	mutex_lock(&qp->sq_engine);
-	shca_sq_run(qp);
-	mutex_unlock(&qp->sq_engine);
+	lockdep_assert_held(&qp->rq_engine);
+	if (shca_sq_consumed(qp, mark))
+		return true;
+	if (mutex_trylock(&qp->sq_engine)) {
+		shca_sq_run(qp);
+		mutex_unlock(&qp->sq_engine);
+		return true;
+	}
+	set_bit(0, &qp->rq_waits);
+	smp_mb__after_atomic();	/* rq_waits before comp_done, see above */
+	if (!shca_sq_consumed(qp, mark))
+		return false;
+	clear_bit(0, &qp->rq_waits);
+	return true;
 }
 
 /**

@@ -1525,9 +1525,10 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 	}
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_TIMEOUTS);
 	ibdev_dbg(qp->ibqp.device,
-		  "qp %u: timeout una %#x next %#x psn %#x retries %u\n",
+		  "qp %u: timeout una %#x next %#x psn %#x retries %u, device tx queue %d\n",
 		  qp->ibqp.qp_num, req->una, req->next_psn, req->psn,
-		  req->retry.left);
+		  req->retry.left,
+		  atomic_read(&to_sdev(qp->ibqp.device)->tx_inflight));
 	if (!shca_rc_retry_take(&req->retry)) {
 		shca_req_fail(qp, shca_req_wqe_at(qp, qp->req.head),
 			      IB_WC_RETRY_EXC_ERR);
@@ -1555,21 +1556,31 @@ static void shca_req_events(struct shca_qp *qp)
 
 /* ---- the engine ---- */
 
-/* Consume queued responses.  Return: false if the budget ran out. */
+/*
+ * Consume queued responses, counting them in comp_done for the requests
+ * that wait for them (shca_sq_catch_up()).
+ * Return: false if the budget ran out.
+ */
 static bool shca_req_responses(struct shca_qp *qp)
 {
 	u32 budget = SHCA_RX_BUDGET;
 	struct sk_buff *skb;
+	bool done = true;
 
 	while ((skb = skb_dequeue(&qp->comp_queue))) {
 		if (!READ_ONCE(qp->dying) && shca_rx_verify(qp, skb))
 			shca_comp_rx(qp, skb);
 		kfree_skb(skb);
+		WRITE_ONCE(qp->comp_done, qp->comp_done + 1);
 		shca_qp_put(qp);	/* the skb's reference */
-		if (!--budget)
-			return false;
+		if (!--budget) {
+			done = false;
+			break;
+		}
 	}
-	return true;
+	if (budget != SHCA_RX_BUDGET)
+		shca_sq_consumed_more(qp);
+	return done;
 }
 
 /* One pass.  Return: false if a budget ran out.  Context: SQ engine. */

@@ -281,6 +281,7 @@ static void shca_rx_queue_resp(struct shca_qp *qp, struct sk_buff *skb,
 			       bool own)
 {
 	skb_queue_tail(&qp->comp_queue, skb);	/* the skb owns the ref */
+	atomic_inc(&qp->comp_queued);
 	if (own && READ_ONCE(qp->sq_runner) == current)
 		qp->sq_owed = true;	/* that run's own thread: no race */
 	else
@@ -340,9 +341,13 @@ static int shca_rx_to_qp(struct shca_qp *qp, struct sk_buff *skb,
 	queue = shca_rx_admit(qp, skb, &stat);
 	if (!queue)
 		return stat;
-	if (queue != &qp->rx_queue)
+	if (queue != &qp->rx_queue) {
 		shca_rx_queue_resp(qp, skb, own);
-	else if (inl)
+		return -1;
+	}
+	/* the responses that arrived before it go first: shca_sq_catch_up() */
+	shca_rx_cb(skb)->comp_mark = atomic_read(&qp->comp_queued);
+	if (inl)
 		shca_rx_leave(inl, qp, skb);
 	else
 		shca_rx_queue_req(qp, skb);

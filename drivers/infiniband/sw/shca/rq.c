@@ -388,16 +388,18 @@ static void shca_rq_one(struct shca_qp *qp, struct sk_buff *skb)
 /*
  * The end of an RQ engine run: the responder's batch end (coalesced ACK,
  * pending responses), another run if work is left, and the error state's
- * flush.  Context: RQ engine (qp->rq_engine held), may sleep.
+ * flush.  @parked: the request at the head of rx_queue waits for an SQ
+ * engine run, which queues rq_work (shca_sq_catch_up()).
+ * Context: RQ engine (qp->rq_engine held), may sleep.
  */
-static void shca_rq_end(struct shca_qp *qp)
+static void shca_rq_end(struct shca_qp *qp, bool parked)
 {
 	bool again = false;
 
 	lockdep_assert_held(&qp->rq_engine);
 	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		again = shca_resp_batch_end(qp);
-	if (again || !skb_queue_empty(&qp->rx_queue))
+	if (again || (!parked && !skb_queue_empty(&qp->rx_queue)))
 		shca_qp_queue(qp, &qp->rq_work);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR && !READ_ONCE(qp->dying)) {
 		if (qp->ibqp.srq)
@@ -418,32 +420,37 @@ void shca_rq_work(struct work_struct *work)
 	struct shca_qp *qp = container_of(work, struct shca_qp, rq_work);
 	bool rc = shca_qp_is_conn(qp->ibqp.qp_type);
 	u32 budget = SHCA_RX_BUDGET;
+	bool parked = false;
 	struct sk_buff *skb;
 
 	mutex_lock(&qp->rq_engine);
 	while (budget-- && (skb = skb_dequeue(&qp->rx_queue))) {
-		if (rc)
-			shca_sq_catch_up(qp);
+		if (rc && !shca_sq_catch_up(qp, shca_rx_cb(skb)->comp_mark)) {
+			/* back, with its reference; an SQ engine run wakes us */
+			skb_queue_head(&qp->rx_queue, skb);
+			parked = true;
+			break;
+		}
 		shca_rq_one(qp, skb);
 		shca_qp_put(qp);	/* the skb's reference */
 	}
-	shca_rq_end(qp);
+	shca_rq_end(qp, parked);
 	mutex_unlock(&qp->rq_engine);
 	shca_qp_put(qp);
 }
 
 /*
- * May a request for @qp run in its sender's thread now: nothing queued
- * ahead of it, and no response waiting for the SQ engine to consume
- * first (shca_sq_catch_up(), which an inline run may not do: it would
- * wait for @qp's sq_engine while holding its sender's).
+ * May request @skb for @qp run in its sender's thread now: nothing queued
+ * ahead of it, and no response that came before it left for the SQ
+ * engine to consume first (shca_sq_catch_up(), which an inline run may
+ * not do: it would run @qp's SQ engine while holding its sender's).
  * Context: any.
  */
-static bool shca_rq_inline_ok(struct shca_qp *qp)
+static bool shca_rq_inline_ok(struct shca_qp *qp, struct sk_buff *skb)
 {
 	return skb_queue_empty(&qp->rx_queue) &&
 	       (!shca_qp_is_conn(qp->ibqp.qp_type) ||
-		skb_queue_empty(&qp->comp_queue));
+		shca_sq_consumed(qp, shca_rx_cb(skb)->comp_mark));
 }
 
 /**
@@ -468,11 +475,11 @@ void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb)
 {
 	might_sleep();
 	if (shca_rx_cb(skb)->pay_len > SHCA_RQ_INLINE_MAX ||
-	    !shca_rq_inline_ok(qp) || !mutex_trylock(&qp->rq_engine)) {
+	    !shca_rq_inline_ok(qp, skb) || !mutex_trylock(&qp->rq_engine)) {
 		shca_rx_queue_req(qp, skb);
 		return;
 	}
-	if (!shca_rq_inline_ok(qp)) {
+	if (!shca_rq_inline_ok(qp, skb)) {
 		skb_queue_head(&qp->rx_queue, skb);	/* with its reference */
 		mutex_unlock(&qp->rq_engine);
 		shca_qp_queue(qp, &qp->rq_work);
@@ -480,7 +487,7 @@ void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb)
 	}
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RX_INLINE_PACKETS);
 	shca_rq_one(qp, skb);
-	shca_rq_end(qp);
+	shca_rq_end(qp, false);
 	mutex_unlock(&qp->rq_engine);
 	shca_qp_put(qp);	/* the skb's reference */
 }

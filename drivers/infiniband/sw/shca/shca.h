@@ -12,7 +12,9 @@
  *  - qp->rq_engine (mutex) -> qp->sq_engine (mutex): one RQ engine run
  *    at a time (rq_work, or a same-host sender running it inline), one SQ
  *    engine run at a time (sq_work, a doorbell, or the RQ engine catching
- *    up on responses: shca_sq_catch_up()).  An SQ engine run that sends
+ *    up on responses: shca_sq_catch_up(), which only trylocks sq_engine
+ *    and otherwise leaves the responses to the run in progress, which
+ *    wakes rq_work).  An SQ engine run that sends
  *    a request on the direct path may run the destination QP's RQ engine
  *    (shca_rq_inline()): it only ever trylocks that rq_engine, and the
  *    inline run takes no sq_engine, so QPs that send to each other never
@@ -345,6 +347,15 @@ struct shca_qp {
 	struct task_struct *sq_runner;
 	/* that run brought about responses it must consume (sq_runner's) */
 	bool sq_owed;
+	/*
+	 * Responses queued on comp_queue and consumed by SQ engine runs
+	 * (written under qp->sq_engine), since creation; a request waits
+	 * for the responses queued before it (shca_sq_catch_up()).
+	 */
+	atomic_t comp_queued;
+	u32 comp_done;
+	/* bit 0: rq_work waits for an SQ engine run's responses */
+	unsigned long rq_waits;
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
 	struct mutex rq_engine;		/* one RQ engine run at a time */
 	u32 rq_requests;		/* requests taken, qp->rq_engine */
@@ -458,6 +469,7 @@ struct shca_rx_cb {
 	u8 opcode;
 	bool se;
 	bool icrc_due;		/* wire: the ICRC is still to be checked */
+	u32 comp_mark;		/* request: qp->comp_queued on its arrival */
 };
 
 static inline struct shca_rx_cb *shca_rx_cb(struct sk_buff *skb)
@@ -657,7 +669,18 @@ int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 /* engine.c */
 void shca_sq_work(struct work_struct *work);
 void shca_sq_doorbell(struct shca_qp *qp);
-void shca_sq_catch_up(struct shca_qp *qp);
+bool shca_sq_catch_up(struct shca_qp *qp, u32 mark);
+
+/*
+ * Have SQ engine runs consumed the responses queued before a request with
+ * comp_mark @mark?  Context: any.
+ */
+static inline bool shca_sq_consumed(const struct shca_qp *qp, u32 mark)
+{
+	return (s32)(READ_ONCE(qp->comp_done) - mark) >= 0;
+}
+
+void shca_sq_consumed_more(struct shca_qp *qp);
 void shca_sq_sync(struct shca_qp *qp);
 
 /* recv.c */
