@@ -411,7 +411,8 @@ rping_ok() {
 # when DEV has no such counter.
 hw_stat_read() {
 	printf -v "$1" '%s' ''
-	read -r "$1" <"/sys/class/infiniband/$2/ports/1/hw_counters/$3" 2>/dev/null
+	# stderr first: redirections apply in order, a missing file's error too
+	read -r "$1" 2>/dev/null <"/sys/class/infiniband/$2/ports/1/hw_counters/$3"
 	return 0
 }
 
