@@ -180,10 +180,11 @@ void shca_sq_consumed_more(struct shca_qp *qp)
  * matching rendezvous FIN, say) must not complete before that SEND does,
  * as it cannot on a wire that keeps the order; so the request waits until
  * the responses queued before it are consumed.  If the SQ engine is free,
- * this thread runs it; if a run is in progress (a long one: a stream
- * whose ACKs keep coming), that run consumes them within a pass and
- * wakes rq_work (shca_sq_consumed_more()), so the responder never waits
- * for the end of the stream (its peer's requests would wait as long, and
+ * this thread runs it.  If a run is in progress (a long one: a stream
+ * whose ACKs keep coming), or the run here ran out of budget and left
+ * the rest to sq_work, that run consumes them within a pass and wakes
+ * rq_work (shca_sq_consumed_more()), so the responder never waits for
+ * the end of the stream (its peer's requests would wait as long, and
  * time out).
  * Context: qp->rq_work, may sleep; qp->rq_engine held, trylocks
  * qp->sq_engine.
@@ -198,7 +199,10 @@ bool shca_sq_catch_up(struct shca_qp *qp, u32 mark)
 	if (mutex_trylock(&qp->sq_engine)) {
 		shca_sq_run(qp);
 		mutex_unlock(&qp->sq_engine);
-		return true;
+		/* a run out of budget left the rest to sq_work, which wakes us */
+		if (shca_sq_consumed(qp, mark) ||
+		    skb_queue_empty(&qp->comp_queue))
+			return true;
 	}
 	set_bit(0, &qp->rq_waits);
 	smp_mb__after_atomic();	/* rq_waits before comp_done, see above */
