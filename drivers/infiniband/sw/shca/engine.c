@@ -165,7 +165,7 @@ void shca_sq_consumed_more(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->sq_engine);
 	smp_mb();	/* comp_done before rq_waits; pairs with catch_up */
-	if (test_and_clear_bit(0, &qp->rq_waits))
+	if (test_and_clear_bit(SHCA_QP_RQ_WAITS, &qp->rq_waits))
 		shca_qp_queue(qp, &qp->rq_work);
 }
 
@@ -204,11 +204,11 @@ bool shca_sq_catch_up(struct shca_qp *qp, u32 mark)
 		    skb_queue_empty(&qp->comp_queue))
 			return true;
 	}
-	set_bit(0, &qp->rq_waits);
+	set_bit(SHCA_QP_RQ_WAITS, &qp->rq_waits);
 	smp_mb__after_atomic();	/* rq_waits before comp_done, see above */
 	if (!shca_sq_consumed(qp, mark))
 		return false;
-	clear_bit(0, &qp->rq_waits);
+	clear_bit(SHCA_QP_RQ_WAITS, &qp->rq_waits);
 	return true;
 }
 

@@ -354,7 +354,7 @@ struct shca_qp {
 	 */
 	atomic_t comp_queued;
 	u32 comp_done;
-	/* bit 0: rq_work waits for an SQ engine run's responses */
+	/* SHCA_QP_RQ_WAITS: rq_work waits for an SQ engine run's responses */
 	unsigned long rq_waits;
 	struct work_struct rq_work;	/* RX + RQ engine, holds a reference */
 	struct mutex rq_engine;		/* one RQ engine run at a time */
@@ -669,6 +669,7 @@ int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 /* engine.c */
 void shca_sq_work(struct work_struct *work);
 void shca_sq_doorbell(struct shca_qp *qp);
+#define SHCA_QP_RQ_WAITS	0	/* bit of qp->rq_waits */
 bool shca_sq_catch_up(struct shca_qp *qp, u32 mark);
 
 /*
