@@ -161,13 +161,18 @@ static u32 shca_tx_roce_len(const struct sk_buff *skb)
 }
 
 /*
- * Do @a and @b belong to one flow: the same route, and the same IP and
- * UDP headers but for the lengths, the IPv4 ID and the checksums?
+ * Do @a and @b belong to one flow: the same output device, and the same
+ * IP and UDP headers but for the lengths, the IPv4 ID and the checksums?
+ * Not the same dst: the routes of one QP's packets are cached per CPU
+ * (qp->dst_cache, and the FIB's per-CPU output routes), so packets built
+ * on two CPUs carry two dst entries for one route.  Were they two flows,
+ * a run could pass over a QP's earlier packets and reorder it.
  */
 static bool shca_tx_same_flow(const struct sk_buff *a,
 			      const struct sk_buff *b)
 {
-	if (skb_dst(a) != skb_dst(b) || a->protocol != b->protocol ||
+	if (skb_dst(a)->dev != skb_dst(b)->dev ||
+	    a->protocol != b->protocol ||
 	    udp_hdr(a)->source != udp_hdr(b)->source)
 		return false;
 	if (a->protocol == htons(ETH_P_IP)) {
