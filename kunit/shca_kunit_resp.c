@@ -152,6 +152,28 @@ static void shca_resp_test_syndromes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, SHCA_AETH_NAK_REM_OP, 0x63);
 }
 
+/* Going back to a resource: pending ones stay, answered ones come back. */
+static void shca_resp_test_rewind(struct kunit *test)
+{
+	/* 8 slots, 2 pending at slots 5 and 6 */
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 5, 2, 5), 0);
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 5, 2, 6), 0);
+	/* answered: slot 4 (newest), slot 7 (oldest, around the ring) */
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 5, 2, 4), 1);
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 5, 2, 0), 5);
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 5, 2, 7), 6);
+	/* never more pending than slots */
+	KUNIT_EXPECT_LE(test, 2 + shca_resp_rewind_count(8, 5, 2, 7), 8U);
+	/* nothing pending: the next slot to fill is the oldest answered */
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 3, 0, 3), 8);
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 3, 0, 2), 1);
+	/* all pending */
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(8, 3, 8, 2), 0);
+	/* one slot */
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(1, 0, 0, 0), 1);
+	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(1, 0, 1, 0), 0);
+}
+
 static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_psn_class),
 	KUNIT_CASE(shca_resp_test_seq_idle),
@@ -160,6 +182,7 @@ static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_len),
 	KUNIT_CASE(shca_resp_test_read),
 	KUNIT_CASE(shca_resp_test_syndromes),
+	KUNIT_CASE(shca_resp_test_rewind),
 	{}
 };
 

@@ -209,7 +209,6 @@ static void shca_resp_res_reset(struct shca_resp *resp)
 
 	for (i = 0; i < SHCA_MAX_RD_ATOM; i++)
 		shca_resp_res_clear(&resp->res[i]);
-	shca_resp_res_clear(&resp->replay);
 	resp->res_tx = 0;
 	resp->npending = 0;
 }
@@ -335,7 +334,7 @@ static void shca_resp_ack(struct shca_qp *qp)
 
 static bool shca_resp_tx_busy(struct shca_resp *resp)
 {
-	return resp->npending || resp->replay.pending;
+	return resp->npending;
 }
 
 /*
@@ -420,8 +419,6 @@ static bool shca_resp_tx(struct shca_qp *qp, u32 budget)
 {
 	struct shca_resp *resp = &qp->resp;
 
-	if (!shca_resp_tx_res(qp, &resp->replay, &budget))
-		return false;
 	while (resp->npending) {
 		if (!shca_resp_tx_res(qp, &resp->res[resp->res_tx], &budget))
 			return false;
@@ -1022,64 +1019,76 @@ static struct shca_resp_res *shca_resp_res_find(struct shca_resp *resp,
 }
 
 /*
- * Answer a duplicate READ again, from the PSN and address it asks for,
- * which must lie inside the original request.  Context: RQ engine.
+ * Take a duplicate READ for the resource it repeats, @res: the same
+ * R_Key, a range inside the original's, the R_Key still valid for it.
+ * Its responses start over at the PSN asked for (with a FIRST or ONLY
+ * there, as for a new request), so @res becomes what is asked again.
+ * Context: RQ engine.  Return: false to ignore the duplicate.
  */
-static void shca_rc_replay_read(struct shca_qp *qp,
-				const struct shca_resp_res *orig,
-				const struct shca_resp_pkt *p)
+static bool shca_rc_dup_read_take(struct shca_qp *qp,
+				  struct shca_resp_res *res,
+				  const struct shca_resp_pkt *p)
 {
 	const struct shca_wire_hdr *h = &p->w.hdr;
-	struct shca_resp_res *res = &qp->resp.replay;
 	u64 end;
 
-	if (h->rkey != orig->rkey || h->va < orig->va ||
+	if (h->rkey != res->rkey || h->va < res->va ||
 	    check_add_overflow(h->va, (u64)h->dma_len, &end) ||
-	    end > orig->va + orig->len)
-		return;
+	    end > res->va + res->len)
+		return false;
 	if (shca_resp_rkey_check(qp, h->rkey, h->va, h->dma_len,
 				 IB_ACCESS_REMOTE_READ))
-		return;
-	shca_resp_res_clear(res);
-	res->type = SHCA_RES_READ;
-	res->pending = true;
+		return false;
 	res->psn = h->psn;
 	res->npkts = shca_resp_read_npkts(h->dma_len, p->mtu);
 	res->mtu = p->mtu;
-	res->direct = p->direct;
-	res->msn = orig->msn;
-	res->rkey = h->rkey;
 	res->va = h->va;
 	res->len = h->dma_len;
-	res->srqn = h->xrc_srqn;
+	return true;
+}
+
+/*
+ * A duplicate READ or atomic: the requester went back to it (a response
+ * was lost, or overtaken) and asks for it and every later request again.
+ * Its resource is answered again (a READ from the PSN asked for, an
+ * atomic with the saved original value), and so is every later one that
+ * was already answered, in order after it; those still pending stay as
+ * they are.  Context: RQ engine.
+ */
+static void shca_rc_rewind(struct shca_qp *qp, const struct shca_resp_pkt *p)
+{
+	bool read = p->flags & SHCA_OPF_READ;
+	struct shca_resp *resp = &qp->resp;
+	struct shca_resp_res *res, *r;
+	u32 i, n, k;
+
+	res = shca_resp_res_find(resp, p->w.hdr.psn,
+				 read ? SHCA_RES_READ : SHCA_RES_ATOMIC);
+	if (!res || (read && !shca_rc_dup_read_take(qp, res, p)))
+		return;
+	i = res - resp->res;
+	n = shca_resp_rewind_count(resp->nres, resp->res_tx, resp->npending,
+				   i);
+	for (k = 0; k < max(n, 1U); k++) {
+		r = &resp->res[(i + k) % resp->nres];
+		r->pending = true;
+		r->tx_idx = 0;
+		r->direct = p->direct;
+	}
+	if (n) {
+		resp->res_tx = i;
+		resp->npending += n;
+	}
 }
 
 /* A request before ePSN.  Context: RQ engine. */
 static void shca_rc_duplicate(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
-	struct shca_resp *resp = &qp->resp;
-	struct shca_resp_res *res;
-
 	shca_resp_stat(qp, SHCA_STAT_RC_DUP_REQUESTS);
-	if (!(p->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))) {
-		resp->ack_due = true;	/* one ACK for the batch */
-		return;
-	}
-	/* still answering: the requester will ask again */
-	if (shca_resp_tx_busy(resp))
-		return;
-	if (p->flags & SHCA_OPF_READ) {
-		res = shca_resp_res_find(resp, p->w.hdr.psn, SHCA_RES_READ);
-		if (res)
-			shca_rc_replay_read(qp, res, p);
-		return;
-	}
-	res = shca_resp_res_find(resp, p->w.hdr.psn, SHCA_RES_ATOMIC);
-	if (res) {
-		resp->replay = *res;
-		resp->replay.pending = true;
-		resp->replay.direct = p->direct;
-	}
+	if (p->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))
+		shca_rc_rewind(qp, p);
+	else
+		qp->resp.ack_due = true;	/* one ACK for the batch */
 }
 
 /* A request after ePSN: one sequence NAK per gap.  Context: RQ engine. */

@@ -98,7 +98,6 @@ struct shca_resp {
 	u32 nres;
 	u32 res_tx;		/* oldest entry with responses pending */
 	u32 npending;		/* entries with responses pending */
-	struct shca_resp_res replay;	/* a duplicate READ being answered */
 
 	/* handover from shca_resp_modify() */
 	unsigned long reset;	/* bit 0: apply the init_* values */

@@ -157,4 +157,28 @@ static inline u8 shca_resp_rnr_syndrome(u8 timer)
 	return SHCA_AETH_RNR_NAK | (timer & 0x1f);
 }
 
+/**
+ * shca_resp_rewind_count() - how far the responder's resources go back
+ * @nres: slots in the ring of READ/atomic resources
+ * @tx: the slot of the oldest resource with responses left to send
+ * @npending: resources with responses left, from @tx on
+ * @i: the slot of the resource a duplicate request names
+ *
+ * The ring is filled in order: the @npending slots from @tx are still
+ * being answered, the others (@tx + @npending up to @tx - 1, around the
+ * ring) hold the latest resources already answered, oldest first.  A
+ * requester that went back to the one in slot @i asks for it and every
+ * later one again.
+ *
+ * Return: 0 if slot @i is still pending; else the answered slots from @i
+ * up to @tx - 1, which become pending again (@tx moves back to @i).
+ */
+static inline u32 shca_resp_rewind_count(u32 nres, u32 tx, u32 npending,
+					 u32 i)
+{
+	u32 ahead = (i + nres - tx) % nres;	/* slots from @tx to @i */
+
+	return ahead < npending ? 0 : nres - ahead;
+}
+
 #endif /* SHCA_RC_RESP_LOGIC_H */
