@@ -15,6 +15,8 @@
  * veth, that call also runs the receive side (backlog, IP, UDP, shca_rcv)
  * on the same CPU, so packets with a payload are handed to the IP stack by
  * a device work item (tx_work) while the engine builds the next ones;
+ * tx_work always runs on one CPU of its own (per device), so that none of
+ * its packets can overtake the ones it left in another CPU's backlog;
  * small packets (ACKs, short messages), and those of a conversing
  * consumer whose request its own thread then executes at a destination
  * on this host (recv.c, shca_rx_catch_begin()), go out inline while
@@ -55,6 +57,15 @@ static bool shca_wire_gso = true;
 module_param_named(wire_gso, shca_wire_gso, bool, 0644);
 MODULE_PARM_DESC(wire_gso,
 		 "send runs of wire packets of one flow as UDP GSO datagrams when nothing observes single packets on the way (default: 1)");
+
+/*
+ * The devices' tx_work: bound, so each runs on its device's CPU (the order
+ * of a veth's packets is that of the backlog of the CPU that sent them);
+ * CPU_INTENSIVE, as a long run must not hold back the completion events
+ * of its CPU (shca_comp_wq); MEM_RECLAIM for the storage ULPs' packets.
+ */
+static struct workqueue_struct *shca_tx_wq;
+static atomic_t shca_tx_cpus = ATOMIC_INIT(0);
 
 /* The sockets of one network namespace. */
 struct shca_net_sock {
@@ -366,14 +377,12 @@ static void shca_tx_run(struct shca_dev *sdev, struct net *net,
 /*
  * The device's transmit work: send what the engines queued, in order,
  * until the queue is empty; runs of one flow go as UDP GSO datagrams
- * (shca_tx_take()).  It does not requeue itself to give the CPU up (a
- * new run may start on another CPU, and over a veth the packets still in
- * the old CPU's backlog would then be overtaken): it yields with
- * cond_resched() instead.  A packet is counted in tx_inflight until the
+ * (shca_tx_take()).  It yields with cond_resched() rather than requeue
+ * itself.  A packet is counted in tx_inflight until the
  * IP stack has taken it, so an inline sender never overtakes it.  A
  * packet the IP stack refuses (already counted in tx_packets) is counted
  * in tx_err too.
- * Context: process (shca_wq); one run at a time.
+ * Context: process (shca_tx_wq, on sdev->tx_cpu); one run at a time.
  */
 static void shca_tx_work(struct work_struct *work)
 {
@@ -392,6 +401,18 @@ static void shca_tx_work(struct work_struct *work)
 			cond_resched();
 		}
 	}
+}
+
+/*
+ * Run tx_work on the device's CPU; on another one only while that CPU is
+ * offline.  Context: any.
+ */
+static void shca_tx_kick(struct shca_dev *sdev)
+{
+	int cpu = READ_ONCE(sdev->tx_cpu);
+
+	queue_work_on(cpu_online(cpu) ? cpu : WORK_CPU_UNBOUND, shca_tx_wq,
+		      &sdev->tx_work);
 }
 
 /*
@@ -436,7 +457,7 @@ static int shca_tx(struct shca_dev *sdev, struct net *net,
 		return -ENOBUFS;
 	}
 	skb_queue_tail(&sdev->tx_queue, skb);
-	queue_work(shca_wq, &sdev->tx_work);
+	shca_tx_kick(sdev);
 	return 0;
 }
 
@@ -445,6 +466,9 @@ static void shca_tx_init(struct shca_dev *sdev)
 {
 	skb_queue_head_init(&sdev->tx_queue);
 	INIT_WORK(&sdev->tx_work, shca_tx_work);
+	/* spread the devices over the CPUs */
+	sdev->tx_cpu = cpumask_local_spread(atomic_inc_return(&shca_tx_cpus),
+					    NUMA_NO_NODE);
 	atomic_set(&sdev->tx_inflight, 0);
 }
 
@@ -531,12 +555,22 @@ static struct pernet_operations shca_net_ops = {
 
 int shca_net_init(void)
 {
-	return register_pernet_subsys(&shca_net_ops);
+	int err;
+
+	shca_tx_wq = alloc_workqueue("shca_tx", WQ_HIGHPRI | WQ_CPU_INTENSIVE |
+				     WQ_MEM_RECLAIM, 0);
+	if (!shca_tx_wq)
+		return -ENOMEM;
+	err = register_pernet_subsys(&shca_net_ops);
+	if (err)
+		destroy_workqueue(shca_tx_wq);
+	return err;
 }
 
 void shca_net_exit(void)
 {
 	unregister_pernet_subsys(&shca_net_ops);
+	destroy_workqueue(shca_tx_wq);
 }
 
 /* ------------------------------------------------------------------ */

@@ -180,6 +180,7 @@ struct shca_dev {
 	/* wire packets handed to the IP stack by tx_work (net.c) */
 	struct sk_buff_head tx_queue;
 	struct work_struct tx_work;
+	int tx_cpu;			/* where tx_work runs */
 	atomic_t tx_inflight;		/* queued, or being sent by tx_work */
 };
 
