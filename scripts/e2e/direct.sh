@@ -415,19 +415,29 @@ $NA ping -c 1 -W 5 "$AB" >/dev/null 2>&1
 
 # --- clean: zero loss, 6 MiB, both paths ---------------------------------------------
 
+# bw_case NAME PATH OP OPTS SRVNS SDEV SGID CLINS CDEV CGID ADDR: one
+# ib_OP_bw run with OPTS on both ends, on PATH (path_case), loss asserted
+# as the path allows (clean_or_info).
+bw_case() {
+	local name=$1 path=$2 op=$3 opts=$4 sns=$5 sdev=$6 sgid=$7 cns=$8
+	local cdev=$9 cgid=${10} addr=${11}
+	e2e_selected "$name" || return 0
+	snap a "$sdev" "$cdev"
+	run_case "$name" tcp:18515 \
+		"$sns" "ib_${op}_bw -d $sdev -x $sgid -F $opts" \
+		"$cns" "ib_${op}_bw -d $cdev -x $cgid -F $opts $addr" bw_ok
+	snap b "$sdev" "$cdev"
+	path_case "$name" a b "$path" "$sdev" "$cdev"
+	clean_or_info "$path" "$name" a b "$sdev" "$cdev"
+}
+
 # clean_mode MODE SRVNS SDEV SGID CLINS CDEV CGID ADDR PATH
 clean_mode() {
 	local mode=$1 sns=$2 sdev=$3 sgid=$4 cns=$5 cdev=$6 cgid=$7 addr=$8 path=$9 op name
 	for op in read write send; do
-		name="$mode: ib_${op}_bw $BIG x$BIGN"
-		e2e_selected "$name" || continue
-		snap a "$sdev" "$cdev"
-		run_case "$name" tcp:18515 \
-			"$sns" "ib_${op}_bw -d $sdev -x $sgid -F -s $BIGB -n $BIGN" \
-			"$cns" "ib_${op}_bw -d $cdev -x $cgid -F -s $BIGB -n $BIGN $addr" bw_ok
-		snap b "$sdev" "$cdev"
-		path_case "$name" a b "$path" "$sdev" "$cdev"
-		clean_or_info "$path" "$name" a b "$sdev" "$cdev"
+		bw_case "$mode: ib_${op}_bw $BIG x$BIGN" "$path" "$op" \
+			"-s $BIGB -n $BIGN" "$sns" "$sdev" "$sgid" \
+			"$cns" "$cdev" "$cgid" "$addr"
 	done
 	name="$mode: dxfer WRITE+READ+SEND $BIG x$BIGN each, verified"
 	e2e_selected "$name" || return 0
@@ -448,17 +458,11 @@ clean_mode() {
 # rather than perftest's 67 ms, so that only a loss times out, not a
 # slow (KASAN) kernel.
 qp16_mode() {
-	local mode=$1 path=$2 op name
+	local mode=$1 path=$2 op
 	for op in read write; do
-		name="$mode: ib_${op}_bw 4 KiB x300, 16 QPs"
-		e2e_selected "$name" || continue
-		snap a "$DB" "$DA"
-		run_case "$name" tcp:18515 \
-			"$NB" "ib_${op}_bw -d $DB -x $GB4 -F -s 4096 -n 300 -q 16 -u 18" \
-			"$NA" "ib_${op}_bw -d $DA -x $GA4 -F -s 4096 -n 300 -q 16 -u 18 $AB" bw_ok
-		snap b "$DB" "$DA"
-		path_case "$name" a b "$path" "$DB" "$DA"
-		clean_or_info "$path" "$name" a b "$DB" "$DA"
+		bw_case "$mode: ib_${op}_bw 4 KiB x300, 16 QPs" "$path" "$op" \
+			"-s 4096 -n 300 -q 16 -u 18" "$NB" "$DB" "$GB4" \
+			"$NA" "$DA" "$GA4" "$AB"
 	done
 }
 
