@@ -108,6 +108,7 @@ static void shca_sq_run(struct shca_qp *qp)
 	else
 		shca_engine_loop(qp, shca_sq_drain, shca_sq_pending, NULL,
 				 SHCA_SQ_BUDGET);
+	shca_tx_flush(to_sdev(qp->ibqp.device), &qp->sq_tx_batch);
 	WRITE_ONCE(qp->sq_runner, NULL);
 }
 

@@ -49,6 +49,7 @@
 
 #define SHCA_TX_INLINE_MAX	256	/* bytes: smaller packets may go inline */
 #define SHCA_TX_QUEUE_MAX	4096	/* packets queued for tx_work, at most */
+#define SHCA_TX_BATCH		16	/* packets an engine run holds back */
 #define SHCA_TX_BUDGET		64	/* packets between two cond_resched() */
 #define SHCA_GSO_SEGS_MAX	64	/* packets in one GSO datagram, at most */
 #define SHCA_GSO_SCAN		256	/* queued packets looked at for one */
@@ -436,17 +437,45 @@ static int shca_tx_now(struct net *net, struct sk_buff *skb, bool want_req,
 	return err;
 }
 
+/**
+ * shca_tx_flush - hand an engine run's held-back packets to tx_work
+ * @sdev: the device of the packets
+ * @batch: a QP's batch (shca_path.batch), owned by the caller
+ *
+ * A run holds back its wire packets, SHCA_TX_BATCH at most, and passes
+ * them on together: one lock and one wakeup of tx_work for all of them,
+ * and tx_work finds a run of one flow to send as one GSO datagram.  They
+ * are counted in tx_inflight from the start, so that no packet sent
+ * inline overtakes them.  A small packet (an ACK, a READ request) passes
+ * them on at once, as its peer waits for it.
+ * Context: process or softirq; the owner of @batch (an SQ or RQ engine
+ * run, which flushes before it ends).
+ */
+void shca_tx_flush(struct shca_dev *sdev, struct sk_buff_head *batch)
+{
+	unsigned long flags;
+
+	if (skb_queue_empty(batch))
+		return;
+	spin_lock_irqsave(&sdev->tx_queue.lock, flags);
+	skb_queue_splice_tail_init(batch, &sdev->tx_queue);
+	spin_unlock_irqrestore(&sdev->tx_queue.lock, flags);
+	shca_tx_kick(sdev);
+}
+
 /*
  * Send a finished wire datagram: inline if nothing is queued (or being
- * sent) before it and it is small or its sender runs the request at a
- * destination on this host itself (@want_req: a conversing consumer's
- * SQ engine run, as on the direct path), else through tx_work.  A
+ * sent, or held back in @batch) before it and it is small or its sender
+ * runs the request at a destination on this host itself (@want_req: a
+ * conversing consumer's SQ engine run, as on the direct path), else
+ * through tx_work, held back in @batch first if there is one.  A
  * request left to the sender is in @inl (inl->qp NULL if none).
- * Context: process or softirq.  Always consumes @skb.
+ * Context: process or softirq; the owner of @batch, if any.  Always
+ * consumes @skb.
  */
 static int shca_tx(struct shca_dev *sdev, struct net *net,
 		   struct sk_buff *skb, bool want_req,
-		   struct shca_rx_inline *inl)
+		   struct sk_buff_head *batch, struct shca_rx_inline *inl)
 {
 	if ((want_req || skb->len <= SHCA_TX_INLINE_MAX) &&
 	    !atomic_read(&sdev->tx_inflight))
@@ -455,6 +484,14 @@ static int shca_tx(struct shca_dev *sdev, struct net *net,
 		atomic_dec(&sdev->tx_inflight);
 		kfree_skb(skb);
 		return -ENOBUFS;
+	}
+	if (batch) {
+		__skb_queue_tail(batch, skb);
+		/* a small one (an ACK, a READ request) is not held back */
+		if (skb_queue_len(batch) >= SHCA_TX_BATCH ||
+		    skb->len <= SHCA_TX_INLINE_MAX)
+			shca_tx_flush(sdev, batch);
+		return 0;
 	}
 	skb_queue_tail(&sdev->tx_queue, skb);
 	shca_tx_kick(sdev);
@@ -733,7 +770,8 @@ static void shca_push_ipv6(struct sk_buff *skb, const struct shca_path *path)
  *
  * With path->rx_inline, a request that comes back to a device of this
  * host in this thread is executed there by this thread (shca_rq_inline()),
- * on the wire as on the direct path.
+ * on the wire as on the direct path.  With path->batch, a wire packet
+ * may wait there for shca_tx_flush() (shca_tx()).
  * Context: process or softirq; with path->rx_inline, an SQ engine run
  * holding nothing but its qp->sq_engine, which may sleep.  Always
  * consumes @skb.
@@ -752,8 +790,12 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 		shca_push_ipv4(net, skb, path);
 	else
 		shca_push_ipv6(skb, path);
-	if (path->direct)
+	if (path->direct) {
+		/* held-back wire packets go first (none, at a switch) */
+		if (path->batch)
+			shca_tx_flush(sdev, path->batch);
 		return shca_direct_xmit(sdev, path, skb);
+	}
 	err = shca_icrc_set(skb_network_header(skb), skb->len);
 	if (err) {
 		kfree_skb(skb);
@@ -763,7 +805,7 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 	skb->dev = path->dst->dev;
 	skb_dst_set(skb, path->dst);
 	path->dst = NULL;
-	err = shca_tx(sdev, net, skb, path->rx_inline, &inl);
+	err = shca_tx(sdev, net, skb, path->rx_inline, path->batch, &inl);
 	if (inl.qp)
 		shca_rq_inline(inl.qp, inl.skb);
 	return err;

@@ -389,6 +389,8 @@ void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	init_completion(&qp->freed);
 	mutex_init(&qp->state_lock);
 	mutex_init(&qp->sq_engine);
+	__skb_queue_head_init(&qp->sq_tx_batch);
+	__skb_queue_head_init(&qp->rq_tx_batch);
 	mutex_init(&qp->rq_engine);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);

@@ -1091,6 +1091,7 @@ static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 		goto lost;
 	path.direct = w->direct;
 	path.seg = w->direct ? w->mtu : 0;
+	path.batch = &qp->sq_tx_batch;
 	/* an SQ engine run (direct.c, net.c), of a conversing consumer */
 	path.rx_inline = shca_linger_talking(&qp->sq_linger,
 					     READ_ONCE(qp->rq_requests));

@@ -285,6 +285,7 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 		return 0;
 	}
 	path.direct = direct;	/* responses take the way their requests came */
+	path.batch = &qp->rq_tx_batch;	/* flushed as the run ends */
 	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
 	if (!skb) {
 		dst_release(path.dst);

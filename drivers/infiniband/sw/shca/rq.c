@@ -399,6 +399,7 @@ static void shca_rq_end(struct shca_qp *qp, bool parked)
 	lockdep_assert_held(&qp->rq_engine);
 	if (shca_qp_is_conn(qp->ibqp.qp_type))
 		again = shca_resp_batch_end(qp);
+	shca_tx_flush(to_sdev(qp->ibqp.device), &qp->rq_tx_batch);
 	if (again || (!parked && !skb_queue_empty(&qp->rx_queue)))
 		shca_qp_queue(qp, &qp->rq_work);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR && !READ_ONCE(qp->dying)) {

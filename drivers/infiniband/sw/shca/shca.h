@@ -349,6 +349,13 @@ struct shca_qp {
 	/* that run brought about responses it must consume (sq_runner's) */
 	bool sq_owed;
 	/*
+	 * Wire packets of an SQ engine run not yet handed to tx_work
+	 * (shca_tx_flush()), under qp->sq_engine; empty between runs.
+	 */
+	struct sk_buff_head sq_tx_batch;
+	/* the same for RQ engine runs, under qp->rq_engine */
+	struct sk_buff_head rq_tx_batch;
+	/*
 	 * Responses queued on comp_queue and consumed by SQ engine runs
 	 * (written under qp->sq_engine), since creation; a request waits
 	 * for the responses queued before it (shca_sq_catch_up()).
@@ -498,6 +505,11 @@ struct shca_path {
 	 * (direct, or a wire packet caught on its way back up the stack)
 	 */
 	bool rx_inline;
+	/*
+	 * NULL, or where a wire packet waits for the rest of its engine
+	 * run's packets, to reach tx_work with them (shca_tx_flush())
+	 */
+	struct sk_buff_head *batch;
 };
 
 static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_stat stat)
@@ -553,6 +565,7 @@ struct sk_buff *shca_skb_alloc(struct shca_dev *sdev,
 			       const struct shca_path *path, unsigned int len);
 int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 		  struct sk_buff *skb);
+void shca_tx_flush(struct shca_dev *sdev, struct sk_buff_head *batch);
 
 /* pd.c */
 int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata);
