@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * KUnit: which queued wire packets share one UDP GSO datagram
- * (gso_logic.h): equal sizes, a last one no larger, never a shorter one
- * after the first alone, and the segment and byte limits.
+ * (gso_logic.h): none larger than the first, and the segment and byte
+ * limits.
  */
 #include <kunit/test.h>
 
@@ -28,22 +28,22 @@ static void shca_gso_test_equal(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r.bytes, SEGS * MTU_PKT);
 }
 
-/* A shorter packet ends the run as its last segment. */
-static void shca_gso_test_short_last(struct kunit *test)
+/* Shorter packets join anywhere; a longer one never does. */
+static void shca_gso_test_shorter(struct kunit *test)
 {
 	struct shca_gso_run r = {};
 
 	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, MTU_PKT, BIG, SEGS));
-	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, MTU_PKT, BIG, SEGS));
 	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, 300, BIG, SEGS));
-	KUNIT_EXPECT_TRUE(test, r.closed);
-	KUNIT_EXPECT_FALSE(test, shca_gso_join(&r, 300, BIG, SEGS));
-	KUNIT_EXPECT_FALSE(test, shca_gso_join(&r, MTU_PKT, BIG, SEGS));
-	KUNIT_EXPECT_EQ(test, r.segs, 3);
-	KUNIT_EXPECT_EQ(test, r.bytes, 2 * MTU_PKT + 300);
+	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, MTU_PKT, BIG, SEGS));
+	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, 28, BIG, SEGS));
+	KUNIT_EXPECT_FALSE(test, shca_gso_join(&r, MTU_PKT + 1, BIG, SEGS));
+	KUNIT_EXPECT_EQ(test, r.segs, 4);
+	KUNIT_EXPECT_EQ(test, r.seg, MTU_PKT);
+	KUNIT_EXPECT_EQ(test, r.bytes, 2 * MTU_PKT + 328);
 }
 
-/* A longer packet never joins; a shorter one does not join a lone first. */
+/* gso_size is the first packet's: a shorter first keeps longer ones out. */
 static void shca_gso_test_sizes(struct kunit *test)
 {
 	struct shca_gso_run r = {};
@@ -54,9 +54,10 @@ static void shca_gso_test_sizes(struct kunit *test)
 
 	r = (struct shca_gso_run){};
 	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, FIRST_PKT, BIG, SEGS));
-	KUNIT_EXPECT_FALSE(test, shca_gso_join(&r, MTU_PKT, BIG, SEGS));
-	KUNIT_EXPECT_EQ(test, r.segs, 1);
-	KUNIT_EXPECT_FALSE(test, r.closed);
+	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, MTU_PKT, BIG, SEGS));
+	KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, FIRST_PKT, BIG, SEGS));
+	KUNIT_EXPECT_EQ(test, r.segs, 3);
+	KUNIT_EXPECT_EQ(test, r.seg, FIRST_PKT);
 
 	/* an empty packet never joins */
 	r = (struct shca_gso_run){};
@@ -85,21 +86,26 @@ static void shca_gso_test_bytes(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, r.segs, 1);
 }
 
-/* Several messages of a full last packet make one run (4 KiB SENDs). */
+/*
+ * 4 KiB WRITEs (a first packet with a RETH, three without) make one run
+ * over many messages, up to the segment limit.
+ */
 static void shca_gso_test_messages(struct kunit *test)
 {
 	struct shca_gso_run r = {};
 	int i;
 
-	for (i = 0; i < 16; i++)
-		KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, MTU_PKT, BIG, SEGS));
-	KUNIT_EXPECT_EQ(test, r.segs, 16);
-	KUNIT_EXPECT_FALSE(test, r.closed);
+	for (i = 0; i < SEGS; i++)
+		KUNIT_EXPECT_TRUE(test, shca_gso_join(&r, i % 4 ? MTU_PKT :
+							    FIRST_PKT,
+						      BIG * 2, SEGS));
+	KUNIT_EXPECT_EQ(test, r.segs, SEGS);
+	KUNIT_EXPECT_FALSE(test, shca_gso_join(&r, FIRST_PKT, BIG * 2, SEGS));
 }
 
 static struct kunit_case shca_gso_test_cases[] = {
 	KUNIT_CASE(shca_gso_test_equal),
-	KUNIT_CASE(shca_gso_test_short_last),
+	KUNIT_CASE(shca_gso_test_shorter),
 	KUNIT_CASE(shca_gso_test_sizes),
 	KUNIT_CASE(shca_gso_test_bytes),
 	KUNIT_CASE(shca_gso_test_messages),

@@ -3,15 +3,17 @@
  * shca: which queued wire packets go out as one UDP GSO datagram (net.c),
  * as a pure function.  KUnit: kunit/shca_kunit_gso.c.
  *
- * The IP stack cuts a GSO datagram into segments of gso_size bytes of
- * UDP payload, the last one possibly shorter, and gives each its own IP
- * and UDP header.  So a run of RoCE v2 packets of one flow can share one
- * trip through the stack if every packet but the last has the size of
- * the first, and the last is no larger.  A run ends at its first shorter
- * packet, at the segment limit, and before the datagram would outgrow
- * the IP length field.  A shorter packet does not join a run of one: the
- * first packet of a message is often the longest (a RETH, an AETH), and
- * the rest of the message then makes a longer run on its own.
+ * A run of RoCE v2 packets of one flow shares one trip through the IP
+ * stack as a GSO datagram of the fraglist kind (net.c): the first
+ * packet is its head, with gso_size its own UDP payload, and the others
+ * hang on its frag_list with their own headers, which the stack's
+ * segmentation merely unchains.  So the sizes behind the first are free
+ * but for gso_size, the largest a segment may be: a packet joins if it
+ * is no larger than the first.  A run starts at the first packet of a
+ * message more often than not (the RETH or AETH makes it the longest),
+ * so it can go on over the whole message and over the next ones.  It
+ * ends at a larger packet, at the segment limit, and before the datagram
+ * would outgrow the IP length field.
  */
 #ifndef SHCA_GSO_LOGIC_H
 #define SHCA_GSO_LOGIC_H
@@ -22,7 +24,6 @@ struct shca_gso_run {
 	u32 seg;	/* UDP payload bytes of the first packet: gso_size */
 	u32 segs;	/* packets in the run */
 	u32 bytes;	/* UDP payload bytes of all of them */
-	bool closed;	/* a shorter packet ended it */
 };
 
 /**
@@ -42,13 +43,11 @@ static inline bool shca_gso_join(struct shca_gso_run *r, u32 len,
 					    .bytes = len };
 		return true;
 	}
-	if (r->closed || !len || len > r->seg || r->segs >= max_segs ||
-	    (len < r->seg && r->segs == 1) ||
+	if (!len || len > r->seg || r->segs >= max_segs ||
 	    r->bytes >= max_bytes || len > max_bytes - r->bytes)
 		return false;
 	r->segs++;
 	r->bytes += len;
-	r->closed = len < r->seg;
 	return true;
 }
 

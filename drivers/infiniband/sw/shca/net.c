@@ -267,74 +267,55 @@ static u32 shca_tx_take(struct shca_dev *sdev, struct sk_buff_head *run)
 }
 
 /*
- * The headers of GSO datagram @head (its IP and UDP headers copied from
- * its first packet), for the stack to cut into @segs segments of @seg
- * UDP payload bytes: lengths, a partial UDP checksum, a fixed IPv4 ID.
+ * Make @head, the first datagram of a run of @segs, the head of one UDP
+ * GSO datagram of the fraglist kind: the others hang on its frag_list,
+ * each with its own IP and UDP headers still in front of its data, and
+ * the stack's segmentation (skb_segment_list()) only unchains them again,
+ * without a copy or a clone.  @head's headers cover the whole datagram
+ * until then; its first segment gets its own lengths back.  The IPv4 ID
+ * is fixed: every segment keeps the ID its ICRC was computed with.
  */
 static void shca_gso_headers(struct sk_buff *head, u32 seg, u32 segs)
 {
-	struct udphdr *uh = udp_hdr(head);
 	u32 ulen = head->len - skb_transport_offset(head);
 
-	uh->len = htons(ulen);
+	udp_hdr(head)->len = htons(ulen);
 	if (head->protocol == htons(ETH_P_IP)) {
-		struct iphdr *iph = ip_hdr(head);
-
-		iph->tot_len = htons(head->len);
-		ip_send_check(iph);
-		uh->check = ~csum_tcpudp_magic(iph->saddr, iph->daddr, ulen,
-					       IPPROTO_UDP, 0);
+		ip_hdr(head)->tot_len = htons(head->len);
+		ip_send_check(ip_hdr(head));
 	} else {
-		struct ipv6hdr *ip6h = ipv6_hdr(head);
-
-		ip6h->payload_len = htons(ulen);
-		uh->check = ~csum_ipv6_magic(&ip6h->saddr, &ip6h->daddr, ulen,
-					     IPPROTO_UDP, 0);
+		ipv6_hdr(head)->payload_len = htons(ulen);
 	}
-	head->ip_summed = CHECKSUM_PARTIAL;
-	head->csum_start = skb_transport_header(head) - head->head;
-	head->csum_offset = offsetof(struct udphdr, check);
+	/*
+	 * A GSO datagram goes to the device as it is only if it is marked
+	 * CHECKSUM_PARTIAL or CHECKSUM_UNNECESSARY (netif_needs_gso()); with
+	 * the zero UDP checksums of every packet, the latter, as the
+	 * stack's own fraglist GRO marks its datagrams.
+	 */
+	head->ip_summed = CHECKSUM_UNNECESSARY;
 	skb_shinfo(head)->gso_size = seg;
-	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4;
-	/* DF is set: every segment keeps the ID its ICRC was computed with */
+	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	if (head->protocol == htons(ETH_P_IP))
 		skb_shinfo(head)->gso_type |= SKB_GSO_TCP_FIXEDID;
 	skb_shinfo(head)->gso_segs = segs;
 }
 
 /*
- * Chain the datagrams of @run behind a new skb holding their
- * common IP and UDP headers, as one UDP GSO datagram: each keeps only its
- * RoCE v2 part, and the stack gives every segment back its headers.  The
- * chained skbs release their header room to the segments (cloned from
- * them without a copy).
- * Return: the datagram, or NULL (@run untouched) if out of memory.
+ * Chain the later datagrams of @run behind its first as one UDP GSO
+ * datagram (shca_gso_headers()).  Each chained one keeps its headers in
+ * front of its data, where the segmentation pushes back to them.
+ * Return: the datagram; @run is empty.
  */
 static struct sk_buff *shca_gso_build(struct sk_buff_head *run)
 {
-	struct sk_buff *first = skb_peek(run), *head, *skb, **tail;
-	u32 hlen = skb_transport_offset(first) + sizeof(struct udphdr);
-	u32 seg = shca_tx_roce_len(first), segs = skb_queue_len(run);
+	struct sk_buff *head = __skb_dequeue(run), *skb, **tail;
+	u32 hlen = skb_transport_offset(head) + sizeof(struct udphdr);
+	u32 seg = shca_tx_roce_len(head), segs = skb_queue_len(run) + 1;
 
-	head = alloc_skb(skb_headroom(first) + hlen, GFP_KERNEL);
-	if (!head)
-		return NULL;
-	skb_reserve(head, skb_headroom(first));
-	skb_put_data(head, first->data, hlen);
-	skb_reset_network_header(head);
-	skb_set_transport_header(head, skb_transport_offset(first));
-	head->protocol = first->protocol;
-	head->dev = first->dev;
-	skb_dst_copy(head, first);
-	if (head->protocol == htons(ETH_P_IP))
-		memset(IPCB(head), 0, sizeof(*IPCB(head)));
-	else
-		memset(IP6CB(head), 0, sizeof(*IP6CB(head)));
 	tail = &skb_shinfo(head)->frag_list;
 	while ((skb = __skb_dequeue(run))) {
 		skb_dst_drop(skb);
 		__skb_pull(skb, hlen);
-		__skb_header_release(skb);
 		*tail = skb;
 		tail = &skb->next;
 		head->data_len += skb->len;
@@ -346,8 +327,8 @@ static struct sk_buff *shca_gso_build(struct sk_buff_head *run)
 }
 
 /*
- * Send @run: one datagram as it is, several as one GSO datagram (or one
- * by one if that cannot be built).  Consumes the datagrams.
+ * Send @run: one datagram as it is, several as one GSO datagram.
+ * Consumes the datagrams.
  */
 static void shca_tx_run(struct shca_dev *sdev, struct net *net,
 			struct sk_buff_head *run)
@@ -358,16 +339,10 @@ static void shca_tx_run(struct shca_dev *sdev, struct net *net,
 	n = skb_queue_len(run);
 	if (n > 1) {
 		skb = shca_gso_build(run);
-		if (skb) {
-			shca_stat_inc(sdev, SHCA_STAT_TX_GSO_SENDS);
-			shca_stat_add(sdev, SHCA_STAT_TX_GSO_PACKETS, n);
-			if (shca_ip_out(net, skb))
-				shca_stat_add(sdev, SHCA_STAT_TX_ERR, n);
-			return;
-		}
-		while ((skb = __skb_dequeue(run)))
-			if (shca_ip_out(net, skb))
-				shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		shca_stat_inc(sdev, SHCA_STAT_TX_GSO_SENDS);
+		shca_stat_add(sdev, SHCA_STAT_TX_GSO_PACKETS, n);
+		if (shca_ip_out(net, skb))
+			shca_stat_add(sdev, SHCA_STAT_TX_ERR, n);
 		return;
 	}
 	skb = __skb_dequeue(run);
@@ -689,6 +664,10 @@ static unsigned int shca_ip_hlen(const struct shca_path *path)
  * @path: resolved path (selects the IP version)
  * @len: bytes from the BTH up to and including the ICRC
  *
+ * The data goes into a page fragment of this CPU's cache when one is at
+ * hand (__netdev_alloc_skb(), without reclaim), else into a kmalloc()ed
+ * head: the fragment saves a slab allocation and its free per packet.
+ *
  * Return: an skb whose data is @len bytes (uninitialised), or NULL.
  * Context: process; may sleep.
  */
@@ -697,10 +676,12 @@ struct sk_buff *shca_skb_alloc(struct shca_dev *sdev,
 {
 	unsigned int hroom = LL_RESERVED_SPACE(path->dst->dev) +
 			     shca_ip_hlen(path) + sizeof(struct udphdr);
+	unsigned int size = hroom + len + path->dst->dev->needed_tailroom;
 	struct sk_buff *skb;
 
-	skb = alloc_skb(hroom + len + path->dst->dev->needed_tailroom,
-			GFP_KERNEL);
+	skb = __netdev_alloc_skb(NULL, size, GFP_ATOMIC | __GFP_NOWARN);
+	if (!skb)
+		skb = alloc_skb(size, GFP_KERNEL);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, hroom);
