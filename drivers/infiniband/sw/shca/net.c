@@ -34,7 +34,6 @@
 #include <net/addrconf.h>
 #include <net/dst.h>
 #include <net/ip.h>
-#include <net/ip6_checksum.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
