@@ -23,6 +23,86 @@
  */
 #include "shca.h"
 
+/*
+ * The timed linger is due: its run of sq_work decides afresh.
+ * Context: softirq (hrtimer).  Drops the reference the armed timer held.
+ */
+static enum hrtimer_restart shca_linger_timer_fn(struct hrtimer *t)
+{
+	struct shca_qp *qp = container_of(t, struct shca_qp, sq_linger_timer);
+
+	clear_bit(SHCA_QP_SQ_TIMED, &qp->sq_timed);
+	smp_mb__after_atomic();	/* a run that sees sq_work queued sees it clear */
+	if (!READ_ONCE(qp->dying))
+		shca_qp_queue(qp, &qp->sq_work);
+	shca_qp_put(qp);
+	return HRTIMER_NORESTART;
+}
+
+/**
+ * shca_linger_timer_init - set up a QP's timed linger
+ * @qp: QP being created
+ *
+ * Context: process (QP creation).
+ */
+void shca_linger_timer_init(struct shca_qp *qp)
+{
+	hrtimer_init(&qp->sq_linger_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_REL_SOFT);
+	qp->sq_linger_timer.function = shca_linger_timer_fn;
+}
+
+/*
+ * Arm the timed linger for @ns.  True when a run of sq_work is certain to
+ * come: the timer was armed now, or is armed and has not yet queued its
+ * run (SHCA_QP_SQ_TIMED is cleared before).  A dying QP does not linger.
+ * The timer is not cancelled at destroy: it fires within
+ * SHCA_LINGER_MAX_NS << SHCA_LINGER_EMPTY_MAX and drops its reference,
+ * which destroy waits for.
+ * Context: SQ engine (qp->sq_engine held).
+ */
+static bool shca_linger_arm(struct shca_qp *qp, u64 ns)
+{
+	lockdep_assert_held(&qp->sq_engine);
+	if (test_and_set_bit(SHCA_QP_SQ_TIMED, &qp->sq_timed))
+		return true;
+	if (READ_ONCE(qp->dying)) {
+		clear_bit(SHCA_QP_SQ_TIMED, &qp->sq_timed);
+		return false;
+	}
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_SQ_TIMED_LINGERS);
+	kref_get(&qp->ref);
+	hrtimer_start(&qp->sq_linger_timer, ns_to_ktime(ns),
+		      HRTIMER_MODE_REL_SOFT);
+	return true;
+}
+
+/*
+ * An RC/UC engine has nothing left to do: linger (engine_logic.h)?  True
+ * when it stays active because a run was queued or the timer armed.
+ * Context: SQ engine (qp->sq_engine held).
+ */
+static bool shca_engine_linger(struct shca_qp *qp)
+{
+	struct shca_linger *l = &qp->sq_linger;
+
+	lockdep_assert_held(&qp->sq_engine);
+	switch (shca_linger_next(l, READ_ONCE(qp->rq_requests),
+				 qp->sq.ring.kcons)) {
+	case SHCA_LINGER_RUN:
+		/* one more run, after others ran */
+		shca_qp_queue(qp, &qp->sq_work);
+		return true;
+	case SHCA_LINGER_TIMED:
+		if (shca_linger_arm(qp, shca_linger_delay(l)))
+			return true;
+		l->how = SHCA_LINGER_NONE;
+		return false;
+	default:
+		return false;
+	}
+}
+
 /**
  * shca_engine_loop - run one queue engine with doorbell suppression
  * @qp: the QP; the caller holds a reference
@@ -44,7 +124,10 @@
  * lingers for one more run of sq_work before it clears the flag, so a
  * consumer that reposts as its completions come in finds the engine
  * still active; but not a same-host ping-pong's or RPC's engine, whose
- * consumer posts only after its peer's request (engine_logic.h).  A UD
+ * consumer posts only after its peer's request; and for a streaming
+ * consumer that the doorbell found racing the engine, the run comes from
+ * a timer, and timed lingers go on while they find posts (engine_logic.h).
+ * A UD
  * engine does not linger: its sends complete in the doorbell, as
  * consumers of an idle QP expect.
  *
@@ -72,15 +155,9 @@ static void shca_engine_loop(struct shca_qp *qp,
 		}
 		if (resumes && resumes(qp))
 			return;	/* stay "active": a response brings us back */
-		if (resumes && !qp->sq_lingered &&
-		    shca_linger_want(&qp->sq_linger,
-				     READ_ONCE(qp->rq_requests))) {
-			/* stay "active" for one more run, after others ran */
-			qp->sq_lingered = true;
-			shca_qp_queue(qp, &qp->sq_work);
-			return;
-		}
-		qp->sq_lingered = false;
+		if (resumes && shca_engine_linger(qp))
+			return;	/* stay "active": the linger's run comes */
+		qp->sq_idle_ns = ktime_get_ns();
 		WRITE_ONCE(ctl->flags, 0);
 		smp_mb();	/* pairs with the producer's barrier */
 		if (!pending(qp))
@@ -134,13 +211,14 @@ void shca_sq_work(struct work_struct *work)
  * @qp: user QP; the uverbs command holds it
  *
  * The engine runs in the ringing thread, which saves a wakeup of a worker
- * and a switch back for every post.  The doorbell never waits: if an
- * engine run is in progress (sq_work, another thread's doorbell, rq_work
- * catching up), that run sees the new WQEs (the producer published prod
- * before it found the flag clear, and the run looks at prod after it
- * cleared the flag); sq_work is queued all the same, for a holder of
- * the mutex that is not an engine run (shca_sq_sync()).  If the engine
- * yields, it requeues sq_work as usual.
+ * and a switch back for every post.  How soon after the engine went idle
+ * the doorbell came decides its later lingers (shca_linger_rang()).  The
+ * doorbell never waits: if an engine run is in progress (sq_work, another
+ * thread's doorbell, rq_work catching up), that run sees the new WQEs (the
+ * producer published prod before it found the flag clear, and the run
+ * looks at prod after it cleared the flag); sq_work is queued all the
+ * same, for a holder of the mutex that is not an engine run
+ * (shca_sq_sync()).  If the engine yields, it requeues sq_work as usual.
  * Context: process (the doorbell system call); does not sleep on the
  * engine.
  */
@@ -151,6 +229,9 @@ void shca_sq_doorbell(struct shca_qp *qp)
 		shca_qp_queue(qp, &qp->sq_work);
 		return;
 	}
+	/* the engine was idle: how soon after it went idle did we ring? */
+	shca_linger_rang(&qp->sq_linger, ktime_get_ns() - qp->sq_idle_ns,
+			 READ_ONCE(qp->rq_requests));
 	shca_sq_run(qp);
 	mutex_unlock(&qp->sq_engine);
 }

@@ -397,6 +397,7 @@ void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
 	INIT_WORK(&qp->sq_work, shca_sq_work);
+	shca_linger_timer_init(qp);
 	INIT_WORK(&qp->rq_work, shca_rq_work);
 	skb_queue_head_init(&qp->rx_queue);
 	skb_queue_head_init(&qp->comp_queue);

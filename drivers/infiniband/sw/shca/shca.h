@@ -342,8 +342,11 @@ struct shca_qp {
 	struct shca_wq rq;		/* no ring with an SRQ, or on XRC QPs */
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct mutex sq_engine;		/* one SQ engine run at a time */
-	bool sq_lingered;		/* idle once already, qp->sq_engine */
 	struct shca_linger sq_linger;	/* when to linger, qp->sq_engine */
+	u64 sq_idle_ns;			/* went idle (ktime), qp->sq_engine */
+	/* the timed linger: holds a QP reference while armed (engine.c) */
+	struct hrtimer sq_linger_timer;
+	unsigned long sq_timed;		/* SHCA_QP_SQ_TIMED: it is armed */
 	/* the task in an SQ engine run (shca_sq_run()), or NULL */
 	struct task_struct *sq_runner;
 	/* that run brought about responses it must consume (sq_runner's) */
@@ -684,6 +687,8 @@ int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 void shca_sq_work(struct work_struct *work);
 void shca_sq_doorbell(struct shca_qp *qp);
 #define SHCA_QP_RQ_WAITS	0	/* bit of qp->rq_waits */
+#define SHCA_QP_SQ_TIMED	0	/* bit of qp->sq_timed */
+void shca_linger_timer_init(struct shca_qp *qp);
 bool shca_sq_catch_up(struct shca_qp *qp, u32 mark);
 
 /*
