@@ -127,8 +127,7 @@ static bool shca_engine_linger(struct shca_qp *qp)
  * consumer posts only after its peer's request; and for a streaming
  * consumer that the doorbell found racing the engine, the run comes from
  * a timer, and timed lingers go on while they find posts (engine_logic.h).
- * A UD
- * engine does not linger: its sends complete in the doorbell, as
+ * A UD engine does not linger: its sends complete in the doorbell, as
  * consumers of an idle QP expect.
  *
  * Context: process (SQ engine or a doorbell), may sleep; qp->sq_engine
