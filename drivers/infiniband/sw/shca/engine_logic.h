@@ -145,11 +145,11 @@ static inline bool shca_linger_again(struct shca_linger *l, u32 cons)
  * @rx_reqs: the requests the QP's own RQ engine has taken so far
  * @cons: the SQ's consumer index (free-running: WRs consumed)
  *
- * A linger ends in idle when the engine is idle again (as a run's linger
- * pays only for the posts it finds, a timed one that found nothing is
- * tried again, longer, and one that found posts goes on); otherwise the
- * engine lingers as shca_linger_want() says, timed if a doorbell asked for
- * it (shca_linger_rang()) and the QP took no request since.
+ * After a run's linger the engine goes idle; a timed linger that found
+ * nothing is tried again, longer (shca_linger_again()), and one that
+ * found posts goes on.  Otherwise the engine lingers as shca_linger_want()
+ * says, timed if a doorbell asked for it (shca_linger_rang()) and the QP
+ * took no request since.
  * Return: enum shca_linger_how.
  */
 static inline enum shca_linger_how shca_linger_next(struct shca_linger *l,
