@@ -156,7 +156,8 @@ static void shca_engine_loop(struct shca_qp *qp,
 			return;	/* stay "active": a response brings us back */
 		if (resumes && shca_engine_linger(qp))
 			return;	/* stay "active": the linger's run comes */
-		qp->sq_idle_ns = ktime_get_ns();
+		if (qp->user)	/* for shca_sq_doorbell(): user QPs only */
+			qp->sq_idle_ns = ktime_get_ns();
 		WRITE_ONCE(ctl->flags, 0);
 		smp_mb();	/* pairs with the producer's barrier */
 		if (!pending(qp))

@@ -343,7 +343,7 @@ struct shca_qp {
 	struct work_struct sq_work;	/* SQ engine, holds a QP reference */
 	struct mutex sq_engine;		/* one SQ engine run at a time */
 	struct shca_linger sq_linger;	/* when to linger, qp->sq_engine */
-	u64 sq_idle_ns;			/* went idle (ktime), qp->sq_engine */
+	u64 sq_idle_ns;			/* user QP went idle (ktime), sq_engine */
 	/* the timed linger: holds a QP reference while armed (engine.c) */
 	struct hrtimer sq_linger_timer;
 	unsigned long sq_timed;		/* SHCA_QP_SQ_TIMED: it is armed */
