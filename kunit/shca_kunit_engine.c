@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * KUnit: when an idle SQ engine lingers (engine_logic.h): a QP that only
- * sends lingers; one that received a request since it last went idle
- * (a ping-pong, an RPC) and whose requests ran inline at a same-host
- * target does not; a conversing QP's requests are the ones that run
+ * sends lingers; one that received a request since it last went idle,
+ * or between its last two doorbells (a peer that answered before the
+ * engine went idle), as a ping-pong or an RPC does, and whose requests
+ * ran inline at a same-host target does not; a conversing QP's requests are the ones that run
  * inline.  Timed lingers (shca_linger_next(), shca_linger_rang()): a
  * doorbell soon after idle from a streaming consumer makes them timed, for
  * twice the gap within bounds; they go on while they find WRs, back off
@@ -64,6 +65,34 @@ static void shca_engine_test_wire(struct kunit *test)
 	shca_linger_inlined(&l);
 	KUNIT_EXPECT_FALSE(test, shca_linger_want(&l, ++rx));
 	KUNIT_EXPECT_TRUE(test, shca_linger_want(&l, ++rx));
+}
+
+static void shca_engine_test_early_answer(struct kunit *test)
+{
+	struct shca_linger l = {};
+	u32 rx = 0;
+	int i;
+
+	shca_linger_rang(&l, 10 * NSEC_PER_USEC, rx);
+	for (i = 0; i < 10; i++) {
+		/* the first request of the exchange cannot run inline */
+		KUNIT_EXPECT_EQ(test, shca_linger_talking(&l, rx), i > 0);
+		if (shca_linger_talking(&l, rx))
+			shca_linger_inlined(&l);
+		/* the peer's answer is taken before the engine goes idle */
+		rx++;
+		KUNIT_EXPECT_EQ(test, shca_linger_want(&l, rx), i == 0);
+		/* so only the next doorbell shows the consumer converses */
+		KUNIT_EXPECT_FALSE(test, shca_linger_talking(&l, rx));
+		shca_linger_rang(&l, 10 * NSEC_PER_USEC, rx);
+		KUNIT_EXPECT_EQ(test, l.period_ns, 0U);
+	}
+	/* the peer stops: a quiet doorbell after the next idle moment */
+	KUNIT_EXPECT_TRUE(test, shca_linger_talking(&l, rx));
+	shca_linger_inlined(&l);
+	KUNIT_EXPECT_FALSE(test, shca_linger_want(&l, rx));
+	shca_linger_rang(&l, 10 * NSEC_PER_USEC, rx);
+	KUNIT_EXPECT_FALSE(test, shca_linger_talking(&l, rx));
 }
 
 static void shca_engine_test_wrap(struct kunit *test)
@@ -205,6 +234,7 @@ static struct kunit_case shca_engine_test_cases[] = {
 	KUNIT_CASE(shca_engine_test_sender),
 	KUNIT_CASE(shca_engine_test_pingpong),
 	KUNIT_CASE(shca_engine_test_wire),
+	KUNIT_CASE(shca_engine_test_early_answer),
 	KUNIT_CASE(shca_engine_test_wrap),
 	KUNIT_CASE(shca_engine_test_run_lingers),
 	KUNIT_CASE(shca_engine_test_timed_stream),

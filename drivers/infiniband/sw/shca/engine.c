@@ -294,6 +294,66 @@ bool shca_sq_catch_up(struct shca_qp *qp, u32 mark)
 	return true;
 }
 
+/* how long a same-host sender waits for a peer's run (shca_sq_await_run()) */
+#define SHCA_SQ_AWAIT_NS	(30 * NSEC_PER_USEC)
+
+/*
+ * @qp's SQ engine is busy.  If a run is in progress in another thread, it
+ * consumes the responses that came before it ends (a same-host peer's
+ * ACK, while its consumer already answered: polled ping-pongs on two
+ * CPUs), so wait for them a little: the alternative, rq_work, costs a
+ * worker's wakeup on the round trip, and leaves this request's ACK to
+ * come back after its sender's run ended.  Never for the run of this
+ * thread, nor when another task waits for this CPU.
+ * Context: process; the sender's qp->sq_engine may be held.
+ * Return: true if every response queued before the request is consumed.
+ */
+static bool shca_sq_await_run(struct shca_qp *qp, u32 mark)
+{
+	u64 end = ktime_get_ns() + SHCA_SQ_AWAIT_NS;
+	struct task_struct *runner;
+
+	for (;;) {
+		if (shca_sq_consumed(qp, mark))
+			return true;
+		runner = READ_ONCE(qp->sq_runner);
+		if (!runner || runner == current || need_resched() ||
+		    ktime_get_ns() > end)
+			return false;
+		cpu_relax();
+	}
+}
+
+/**
+ * shca_sq_take_responses - consume, in this thread, the responses that
+ *	arrived before a request a same-host sender is about to run here
+ * @qp: RC/UC/XRC initiator QP, the request's destination
+ * @mark: the request's shca_rx_cb()->comp_mark
+ *
+ * For shca_rq_inline(), whose run must not start @qp's SQ engine (it
+ * would send while the sender's run is in progress): if the engine is
+ * free, only the responses are consumed (shca_req_take_responses()).
+ * Without this, a ping-pong whose request once went to rq_work stays
+ * there: the ACK of that request reaches its sender after the sender's
+ * run ended, so it waits for sq_work, and the peer's answer, which
+ * arrives meanwhile, must wait for it in rq_work too, and so on.
+ * Context: process, may sleep; the sender's qp->sq_engine may be held;
+ * trylocks qp->sq_engine.
+ * Return: true if every response queued before the request is consumed.
+ */
+bool shca_sq_take_responses(struct shca_qp *qp, u32 mark)
+{
+	if (shca_sq_consumed(qp, mark))
+		return true;
+	if (!qp->sq.ring.ctl)
+		return false;	/* an XRC target has no SQ engine */
+	if (!mutex_trylock(&qp->sq_engine))
+		return shca_sq_await_run(qp, mark);
+	shca_req_take_responses(qp);
+	mutex_unlock(&qp->sq_engine);
+	return shca_sq_consumed(qp, mark);
+}
+
 /**
  * shca_sq_sync - wait until no SQ engine run is in progress
  * @qp: QP

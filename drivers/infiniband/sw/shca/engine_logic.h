@@ -11,8 +11,9 @@
  * does not: it waits for its peer's request first, and the wakeup then
  * only takes a CPU from the threads on the round trip.  So an engine
  * whose requests ran inline at a same-host destination does not linger
- * if its QP received a request since the engine last went idle (the
- * consumer converses); one that only sends does.  On the wire a linger
+ * if its QP received a request since the engine last went idle, or
+ * between the last two doorbells (the consumer converses); one that only
+ * sends does.  On the wire a linger
  * pays even for a ping-pong: the run it brings takes the next post's IP
  * stack work off the posting thread (make bench, TCG: 0.8x the round
  * trip).
@@ -68,7 +69,8 @@ enum shca_linger_how {
 struct shca_linger {
 	u32 rx_seen;	/* the QP's request count when it last went idle */
 	u32 rx_rang;	/* the QP's request count at the last doorbell */
-	bool inlined;	/* a request ran inline since then */
+	bool rang_talk;	/* it took a request between the last two doorbells */
+	bool inlined;	/* a request ran inline since it went idle */
 	u8 how;		/* enum shca_linger_how: lingering since it was idle */
 	u8 empty;	/* timed lingers in a row that found nothing */
 	u8 hold;	/* doorbells that do not make lingers timed */
@@ -77,16 +79,25 @@ struct shca_linger {
 };
 
 /**
- * shca_linger_talking - has the QP received a request since it went idle?
+ * shca_linger_talking - has the QP received a request since it went idle,
+ *	or between the doorbell that started this run and the one before?
  * @l: the engine's linger state
  * @rx_reqs: the requests the QP's own RQ engine has taken so far
  *
+ * The second test is for a peer that answers before the engine has gone
+ * idle (the response to our request reached it first, in our run): its
+ * request is then counted when the engine goes idle, and only the
+ * doorbell that follows shows the consumer converses.  Were it not
+ * counted, that consumer's next request would be queued for its
+ * destination's rq_work, its ACK would come back after the run ended, the
+ * peer's answer would wait for sq_work to consume it, and a ping-pong
+ * would go on that way, through workers, for many round trips.
  * Return: true for a consumer that converses (a ping-pong, an RPC).
  */
 static inline bool shca_linger_talking(const struct shca_linger *l,
 				       u32 rx_reqs)
 {
-	return rx_reqs != l->rx_seen;
+	return rx_reqs != l->rx_seen || l->rang_talk;
 }
 
 /**
@@ -113,6 +124,7 @@ static inline bool shca_linger_want(struct shca_linger *l, u32 rx_reqs)
 
 	l->rx_seen = rx_reqs;
 	l->inlined = false;
+	l->rang_talk = false;
 	return want;
 }
 
@@ -206,6 +218,7 @@ static inline void shca_linger_rang(struct shca_linger *l, u64 gap_ns,
 	bool quiet = rx_reqs == l->rx_rang;
 
 	l->rx_rang = rx_reqs;
+	l->rang_talk = !quiet;
 	if (l->hold) {
 		l->hold--;
 		return;

@@ -62,6 +62,7 @@ void shca_req_stop(struct shca_qp *qp);
 void shca_req_fini(struct shca_qp *qp);
 bool shca_req_pass(struct shca_qp *qp, u32 *passes);
 bool shca_req_pending(struct shca_qp *qp);
+void shca_req_take_responses(struct shca_qp *qp);
 bool shca_req_resumes(struct shca_qp *qp);
 
 /* Passes of one sq_work run of an RC/UC QP before it yields the worker. */

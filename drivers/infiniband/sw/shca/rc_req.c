@@ -1584,6 +1584,20 @@ static bool shca_req_responses(struct shca_qp *qp)
 	return done;
 }
 
+/**
+ * shca_req_take_responses - consume queued responses, and nothing else
+ * @qp: RC/UC/XRC initiator QP
+ *
+ * For a run that must not send (shca_sq_take_responses()); the sq_work
+ * each of these responses queued on arrival does the rest of a pass.
+ * Context: SQ engine (qp->sq_engine held).
+ */
+void shca_req_take_responses(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->sq_engine);
+	shca_req_responses(qp);
+}
+
 /* One pass.  Return: false if a budget ran out.  Context: SQ engine. */
 static bool shca_req_run(struct shca_qp *qp)
 {

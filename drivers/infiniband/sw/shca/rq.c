@@ -443,15 +443,17 @@ void shca_rq_work(struct work_struct *work)
 /*
  * May request @skb for @qp run in its sender's thread now: nothing queued
  * ahead of it, and no response that came before it left for the SQ
- * engine to consume first (shca_sq_catch_up(), which an inline run may
- * not do: it would run @qp's SQ engine while holding its sender's).
- * Context: any.
+ * engine to consume first.  An inline run may not run @qp's SQ engine
+ * (shca_sq_catch_up(): it would send while the sender's run is in
+ * progress), but it may consume those responses if the engine is free
+ * (shca_sq_take_responses()).
+ * Context: process, may sleep; the sender's qp->sq_engine may be held.
  */
 static bool shca_rq_inline_ok(struct shca_qp *qp, struct sk_buff *skb)
 {
 	return skb_queue_empty(&qp->rx_queue) &&
 	       (!shca_qp_is_conn(qp->ibqp.qp_type) ||
-		shca_sq_consumed(qp, shca_rx_cb(skb)->comp_mark));
+		shca_sq_take_responses(qp, shca_rx_cb(skb)->comp_mark));
 }
 
 /**
@@ -469,8 +471,8 @@ static bool shca_rq_inline_ok(struct shca_qp *qp, struct sk_buff *skb)
  * as any other.  A request that finds responses waiting once it holds
  * the engine goes back to the head of the queue.
  * Context: process, may sleep; an SQ engine run of another QP (or of
- * @qp) holding nothing but its qp->sq_engine.  Takes qp->rq_engine only
- * by trylock, and no sq_engine.
+ * @qp) holding nothing but its qp->sq_engine.  Takes qp->rq_engine and
+ * qp->sq_engine only by trylock (shca_sq_take_responses()).
  */
 void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb)
 {

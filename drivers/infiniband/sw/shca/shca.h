@@ -17,8 +17,11 @@
  *    wakes rq_work).  An SQ engine run that sends
  *    a request on the direct path may run the destination QP's RQ engine
  *    (shca_rq_inline()): it only ever trylocks that rq_engine, and the
- *    inline run takes no sq_engine, so QPs that send to each other never
- *    wait on each other.
+ *    inline run takes the destination's sq_engine only by trylock, to
+ *    consume its responses and nothing else (shca_sq_take_responses();
+ *    if a run in another thread holds it, it waits a bounded time for
+ *    that run to consume them, holding no lock it waits on), so QPs
+ *    that send to each other never wait on each other's locks.
  *  - qp->rq_lock / qp->sq_lock (spinlock, irqsave): kernel producers of a
  *    work queue.  Never taken together with another QP's locks.
  *  - qp->req.iop_lock (spinlock, irqsave): the queue of the RC
@@ -690,6 +693,7 @@ void shca_sq_doorbell(struct shca_qp *qp);
 #define SHCA_QP_SQ_TIMED	0	/* bit of qp->sq_timed */
 void shca_linger_timer_init(struct shca_qp *qp);
 bool shca_sq_catch_up(struct shca_qp *qp, u32 mark);
+bool shca_sq_take_responses(struct shca_qp *qp, u32 mark);
 
 /*
  * Have SQ engine runs consumed the responses queued before a request with
