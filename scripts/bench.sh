@@ -78,9 +78,12 @@ PARAM=/sys/module/shca/parameters/direct
 E2E_T=1800
 declare -A V
 
-# bw_val CLILOG: the average bandwidth (MB/s) of perftest's result line.
+# bw_val CLILOG: the average bandwidth (MB/s) of perftest's result line;
+# nothing for 0.00, which perftest prints when it finds the TSC unstable
+# (TCG), for a run that did finish: not a measurement.
+# shellcheck disable=SC2317  # called through run_val
 bw_val() {
-	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { if (v != "") print v }' "$1"
+	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { if (v + 0 > 0) print v }' "$1"
 }
 
 # run NAME SRVCMD CLICMD: one client/server run across the pair (server in
@@ -125,15 +128,28 @@ median() {
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
+# run_val NAME SRVCMD CLICMD EXTRACT: run() until EXTRACT (a function of
+# the client log) gives a figure, up to 3 times; RUN_VAL := that figure,
+# RUN_TRIES := the runs it took.  False if no run gave one.
+run_val() {
+	local try
+	RUN_VAL=
+	for try in 1 2 3; do
+		RUN_TRIES=$try
+		run "$1" "$2" "$3" || return 1
+		RUN_VAL=$("$4" "$E2E_CLI_LOG")
+		[ -n "$RUN_VAL" ] && return 0
+		echo "# bench: $1: try $try printed no figure (perftest's 0.00 under TCG)"
+	done
+	return 1
+}
+
 # more_runs FROM NAME SRVCMD CLICMD EXTRACT: runs FROM..REPEAT of a figure
-# (run()), appending what EXTRACT (a function of the client log) gives
-# for each to VALS.
+# (run_val()), appending each figure to VALS.
 more_runs() {
-	local r v
+	local r
 	for r in $(seq "$1" "$REPEAT"); do
-		run "$2 (run $r/$REPEAT)" "$3" "$4" || continue
-		v=$("$5" "$E2E_CLI_LOG")
-		[ -n "$v" ] && VALS+=("$v")
+		run_val "$2 (run $r/$REPEAT)" "$3" "$4" "$5" && VALS+=("$RUN_VAL")
 	done
 }
 
@@ -154,7 +170,7 @@ rtt_val() {
 # bench_bw COL: the perftest bandwidth runs of column COL on the current
 # pair; the counters come from the first of the REPEAT runs.
 bench_bw() {
-	local col=$1 t s q n name db0 db1 ack0 ack1 rx0 rx1 val
+	local col=$1 t s q n name db0 db1 ack0 ack1 rx0 rx1
 	for s in 4096 65536; do
 		for q in 1 16; do
 			if [ "$q" = 16 ]; then n=$NQ16; elif [ "$s" = 4096 ]; then n=$N4K; else n=$N64K; fi
@@ -163,21 +179,20 @@ bench_bw() {
 				stat_of db0 "$DA" sq_doorbells
 				stat_of ack0 "$DB" rc_acks_sent
 				stat_of rx0 "$DB" rx_packets
-				run "$name" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $n -q $q" \
-					"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $n -q $q $AB" || continue
+				run_val "$name" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $n -q $q" \
+					"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $n -q $q $AB" bw_val ||
+					continue
 				stat_of db1 "$DA" sq_doorbells
 				stat_of ack1 "$DB" rc_acks_sent
 				stat_of rx1 "$DB" rx_packets
-				VALS=()
-				val=$(bw_val "$E2E_CLI_LOG")
-				[ -n "$val" ] && VALS+=("$val")
+				VALS=("$RUN_VAL")
 				more_runs 2 "$name" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $n -q $q" \
 					"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $n -q $q $AB" bw_val
 				take "V[$col,${t}_$((s / 1024))k_q$q]" "$name"
 				[ "$col" = rxe ] && continue
 				if [ "$t$s$q" = write40961 ] && [ -n "$db0" ] && [ -n "$db1" ]; then
-					per "V[$col,db_per_wr]" $((db1 - db0)) $((n * q))
-					echo "# bench: $name: sq_doorbells +$((db1 - db0)) for $((n * q)) WRs"
+					per "V[$col,db_per_wr]" $((db1 - db0)) $((n * q * RUN_TRIES))
+					echo "# bench: $name: sq_doorbells +$((db1 - db0)) for $((n * q * RUN_TRIES)) WRs"
 				fi
 				if [ "$t$s$q" = write655361 ] && [ -n "$ack0" ] && [ -n "$ack1" ]; then
 					per "V[$col,acks_per_pkt]" $((ack1 - ack0)) $((rx1 - rx0))
