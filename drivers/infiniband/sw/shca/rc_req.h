@@ -12,7 +12,7 @@
 
 #define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
 #define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
-#define SHCA_DEV_WIRE_BUDGET	512	/* wire PSNs in flight, all QPs */
+#define SHCA_DEV_WIRE_BUDGET	1024	/* wire PSNs in flight, all QPs */
 #define SHCA_REQ_ACKREQ_EVERY	16	/* AckReq at least every N packets */
 #define SHCA_REQ_RNR_INFINITE	7	/* rnr_retry value: retry forever */
 
