@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # shca requester -> peer responder, data verified byte for byte.
 # usage: rc_req_verify.py REQDEV REQGID PEERDEV PEERGID
-import os, sys, time, struct
+import os, sys, time, struct, subprocess
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.cq import CQ
@@ -219,7 +219,44 @@ def t_rnr(rnr_retry):
            f'{[(x.wr_id, x.status) for x in wcs]}')
 
 
-tests = os.environ.get('SHCA_VERIFY', 'rc uc rnr').split()
+def netem_loss(on):
+    """Drop every packet leaving this namespace's veth-a (on), or stop."""
+    cmd = ['tc', 'qdisc', 'add' if on else 'del', 'dev', 'veth-a', 'root']
+    if on:
+        cmd += ['netem', 'loss', '100%']
+    return subprocess.run(cmd, check=False).returncode == 0
+
+
+def t_lost_tail():
+    """timeout 0 (no retransmit timer): a WRITE whose every packet is
+    lost stays outstanding, and the next post still goes out; its PSNs
+    draw the peer's sequence NAK, and both WRITEs complete in order."""
+    r, p = pair(timeout=0)
+    n = 3000
+    d1, d2 = os.urandom(n), os.urandom(n)
+    r.mr.write(d1 + b'\0' * (4096 - n) + d2, 4096 + n, 0)
+    p.mr.write(b'\0' * (4096 + n), 4096 + n, 0)
+    w1 = wr(21, e.IBV_WR_RDMA_WRITE, [SGE(r.mr.buf, n, r.mr.lkey)])
+    w1.set_wr_rdma(p.mr.rkey, p.mr.buf)
+    w2 = wr(22, e.IBV_WR_RDMA_WRITE, [SGE(r.mr.buf + 4096, n, r.mr.lkey)])
+    w2.set_wr_rdma(p.mr.rkey, p.mr.buf + 4096)
+    if not netem_loss(True):
+        result('timeout 0: lost WRITE, next post', False, 'tc netem failed')
+        return
+    r.qp.post_send(w1)
+    early = poll(r.cq, tmo=1)
+    netem_loss(False)
+    r.qp.post_send(w2)
+    wcs = early + poll(r.cq, 2 - len(early), tmo=60)
+    st = [(x.wr_id, x.status) for x in wcs]
+    result('timeout 0: lost WRITE not completed while lost', not early, f'{st}')
+    result('timeout 0: lost WRITE, next post completes both in order',
+           st == [(21, 0), (22, 0)], f'{st}')
+    result('timeout 0: lost WRITE, next post: data',
+           p.mr.read(n, 0) == d1 and p.mr.read(n, 4096) == d2)
+
+
+tests = os.environ.get('SHCA_VERIFY', 'rc uc rnr tail').split()
 if 'rc' in tests:
     r, p = pair()
     for n in (0, 1, 1023, 1024, 1025, 65536, 300000):
@@ -239,4 +276,6 @@ if 'uc' in tests:
 if 'rnr' in tests:
     t_rnr(0)
     t_rnr(7)
+if 'tail' in tests:
+    t_lost_tail()
 sys.exit(1 if FAILS else 0)

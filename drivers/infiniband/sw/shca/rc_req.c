@@ -1674,7 +1674,10 @@ bool shca_req_pending(struct shca_qp *qp)
  *
  * While requests wait for their responses, the ACKs (sq_work) or the
  * retransmit timer bring the engine back; during an RNR wait, the RNR
- * timer does.
+ * timer does.  Without a retransmit timer (timeout 0: wait for ever) only
+ * an ACK does, and a lost last packet or ACK brings none: then the QP
+ * moves again only when a new post's packets draw a sequence NAK or an
+ * ACK, so that post must not skip its doorbell.
  * Context: SQ engine.
  */
 bool shca_req_resumes(struct shca_qp *qp)
@@ -1686,7 +1689,8 @@ bool shca_req_resumes(struct shca_qp *qp)
 	    (state != IB_QPS_RTS && state != IB_QPS_SQD) ||
 	    !shca_qp_is_reliable(qp->ibqp.qp_type))
 		return false;
-	return req->rnr_wait || shca_psn_before(req->una, req->next_psn);
+	return req->rnr_wait ||
+	       (shca_req_rto_ns(qp) && shca_psn_before(req->una, req->next_psn));
 }
 
 /**
