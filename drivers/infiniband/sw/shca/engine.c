@@ -11,9 +11,9 @@
  *
  * Doorbell suppression (shca-abi.h): the engine keeps
  * SHCA_RING_F_ENGINE_ACTIVE set while it works, and while a later run is
- * certain to come (RC/UC packets in flight: an ACK or the retransmit
- * timer brings one); before it goes idle it clears the flag, issues a
- * full barrier and looks at prod once more.
+ * certain to come (RC packets in flight with a retransmit timer: an ACK
+ * or the timer brings one); before it goes idle it clears the flag,
+ * issues a full barrier and looks at prod once more.
  *
  * A run that sends on the same-host direct path may execute the request
  * at its destination right away (shca_rq_inline()), so the response can
