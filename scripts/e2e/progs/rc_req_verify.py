@@ -243,9 +243,11 @@ def t_lost_tail():
     if not netem_loss(True):
         result('timeout 0: lost WRITE, next post', False, 'tc netem failed')
         return
-    r.qp.post_send(w1)
-    early = poll(r.cq, tmo=1)
-    netem_loss(False)
+    try:
+        r.qp.post_send(w1)
+        early = poll(r.cq, tmo=1)
+    finally:
+        netem_loss(False)   # never leave the loss behind for later cases
     r.qp.post_send(w2)
     wcs = early + poll(r.cq, 2 - len(early), tmo=60)
     st = [(x.wr_id, x.status) for x in wcs]
