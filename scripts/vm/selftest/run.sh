@@ -5,7 +5,10 @@
 #      topology/module dir/SHCA_OUT plumbing works;
 #   2. a module that WARNs at load makes the run fail (1) although the
 #      command exits 0;
-#   3. --timeout kills a hung run (124).
+#   3. --timeout kills a hung run (124);
+#   4. a kernel that dies before its init ran is booted once more (its
+#      console kept in serial-boot1.log), and a second death fails the
+#      run (1).
 # The WARN module (scripts/vm/selftest/warn) is built in a temp dir against
 # the flavour's KDIR.  Exit 0 when all pass.
 set -uo pipefail
@@ -33,7 +36,7 @@ check() { # name expected actual
 	fi
 }
 
-echo "selftest: [1/3] clean run, status passthrough"
+echo "selftest: [1/4] clean run, status passthrough"
 mkdir -p "$tmp/empty"
 SHCA_KO_DIR=$tmp/empty "$VMRUN" --kernel "$flavour" --timeout 600 --out "$tmp/o1" -- \
 	sh -c 'echo hello >"$SHCA_OUT/hello.txt"; ip netns exec shca-a ping -c1 -W5 10.77.0.2 >/dev/null || exit 9; exit 3' >"$tmp/o1.log" 2>&1
@@ -46,7 +49,7 @@ else
 fi
 [ $rc = 3 ] || tail -n 40 "$tmp/o1.log"
 
-echo "selftest: [2/3] a WARN_ON at module load must fail the run"
+echo "selftest: [2/4] a WARN_ON at module load must fail the run"
 cp -r "$here/warn" "$tmp/warn"
 # Debian's headers Makefile includes the -common tree by an absolute /usr/src
 # path; for headers unpacked elsewhere use the sibling -common Makefile.
@@ -68,10 +71,24 @@ else
 	cat "$tmp/build.log"; fails=$((fails + 1))
 fi
 
-echo "selftest: [3/3] --timeout kills a hung run"
+echo "selftest: [3/4] --timeout kills a hung run"
 SHCA_KO_DIR=$tmp/empty "$VMRUN" --kernel "$flavour" --timeout 45 --no-topology --out "$tmp/o3" -- \
 	sleep 100000 >"$tmp/o3.log" 2>&1
 check "hung command times out" 124 $?
+
+echo "selftest: [4/4] a kernel that dies before its init boots once more, then fails"
+# no initramfs init: the kernel panics before the init prints anything
+SHCA_VM_APPEND=rdinit=/vm-run-selftest-none SHCA_KO_DIR=$tmp/empty "$VMRUN" --kernel "$flavour" \
+	--timeout 300 --no-topology --out "$tmp/o4" -- true >"$tmp/o4.log" 2>&1
+rc=$?
+check "a kernel dead before its init fails the run" 1 $rc
+if grep -q 'booting once more' "$tmp/o4.log" && grep -aq 'Kernel panic' "$tmp/o4/serial-boot1.log" 2>/dev/null &&
+	grep -aq 'Kernel panic' "$tmp/o4/serial.log" 2>/dev/null; then
+	echo "selftest: PASS: it was booted twice, the first console kept in serial-boot1.log"
+else
+	echo "selftest: FAIL: no second boot after a death before the init"; fails=$((fails + 1))
+	tail -n 20 "$tmp/o4.log"
+fi
 
 if [ $fails = 0 ]; then
 	echo "selftest: all passed ($flavour)"
