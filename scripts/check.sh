@@ -7,7 +7,9 @@
 # in-VM test programs and checkpatch.  Then one VM boot per kernel runs the
 # steps scripts/e2e/matrix lists for it, the three boots at once: 6.1 (the
 # demo among them), 6.12 (after the DKMS check and vm-run's self-test,
-# which run only when their inputs changed), and the KUnit/KASAN test
+# which run only when their inputs changed; then a short second boot of
+# 6.12 on a CPU model with PCLMULQDQ, 6.12-pclmul, where the ICRC takes
+# the crypto API's accelerated CRC-32), and the KUnit/KASAN test
 # kernel (KUnit first, then the suites that pay off under KASAN, lockdep,
 # kmemleak and UBSAN), whose lane starts with the host stages and first
 # builds that kernel at low priority if it is not cached.  A fourth lane,
@@ -183,8 +185,11 @@ why() {
 # matrix; output in $LOGS/NAME.log, "RC SECS" in $LOGS/NAME.rc (RC "late"
 # when the deadline left no time to start it).  vm_report reads both.
 vm_boot() {
-	local name=$1 kernel=$2 tmo=$3 flavour=$2 start rc
+	local name=$1 kernel=$2 tmo=$3 flavour=$2 cpu= start rc
 	[ "$kernel" = debug ] && flavour=test
+	# KERNEL-pclmul: KERNEL on a CPU model with PCLMULQDQ (the ICRC's
+	# accelerated CRC-32; QEMU's default qemu64 has none)
+	case "$kernel" in *-pclmul) flavour=${kernel%-pclmul} cpu=Westmere ;; esac
 	# a Debian root's boot sees host dirs only as shares: the rxe baselines
 	local share=()
 	case "$kernel" in deb12 | deb13) mkdir -p "$CACHE/pyverbs"; share=(--share "$CACHE/pyverbs") ;; esac
@@ -196,7 +201,7 @@ vm_boot() {
 	echo "# stage $name: kernel $flavour, timeout $tmo s, steps: $(plan_of "$kernel")"
 	start=$SECONDS
 	env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" \
-		scripts/vm-run --kernel "$flavour" "${share[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
+		SHCA_VM_CPU="$cpu" scripts/vm-run --kernel "$flavour" "${share[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
 		-- scripts/e2e/run.sh >"$LOGS/$name.log" 2>&1
 	rc=$?
 	echo "$rc $((SECONDS - start))" >"$LOGS/$name.rc"
@@ -383,6 +388,7 @@ run_all() {
 		[ "$dkms" = 1 ] && lane_run dkms scripts/dkms-check.sh 6.1
 		[ "$selftest" = 1 ] && lane_run vm-selftest scripts/vm-run --selftest --kernel 6.1
 		want e2e-6.12 && vm_boot e2e-6.12 6.12 "$vm_tmo"
+		want e2e-6.12-pclmul && vm_boot e2e-6.12-pclmul 6.12-pclmul "$vm_tmo"
 	} >"$LOGS/lane-6.12.out" 2>&1 &
 	lanes+=($!)
 	echo "# waiting for the VM lanes"
@@ -392,6 +398,7 @@ run_all() {
 	stamp_report vm-selftest
 	vm_report e2e-6.1 6.1
 	vm_report e2e-6.12 6.12
+	vm_report e2e-6.12-pclmul 6.12-pclmul
 	if want e2e-deb13; then
 		report_rc deb13-root
 		[ -f "$LOGS/deb13-root.rc" ] && [ "$(cut -d' ' -f1 "$LOGS/deb13-root.rc")" = 0 ] &&

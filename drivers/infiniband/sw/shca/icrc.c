@@ -14,10 +14,19 @@
  *     and pad).
  * It is stored after the pad least significant byte first, as an Ethernet
  * FCS would be.
+ *
+ * The bytes after the BTH, nearly all of a packet, go through the crypto
+ * API's "crc32" when it has an accelerated implementation (crc32-pclmul
+ * on x86, several times faster per byte): the library's crc32_le() is
+ * the generic table-driven one on 6.1 and 6.12.  Without one (the
+ * generic driver only, as under QEMU's default CPU), crc32_le() it is.
+ * Module parameter icrc_driver (read-only) names the one in use.
  */
+#include <crypto/hash.h>
 #include <linux/errno.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/module.h>
 #include <linux/string.h>
 #include <linux/udp.h>
 
@@ -34,6 +43,15 @@ struct shca_icrc_layout {
 	size_t	ip_hlen;	/* IP header bytes (v4 options included) */
 	size_t	total;		/* IP datagram bytes, ICRC included */
 };
+
+/* set once by shca_icrc_init(), before any packet; NULL: crc32_le() */
+static struct crypto_shash *shca_icrc_tfm;
+
+static char shca_icrc_driver[CRYPTO_MAX_ALG_NAME] = "crc32_le";
+module_param_string(icrc_driver, shca_icrc_driver, sizeof(shca_icrc_driver),
+		    0444);
+MODULE_PARM_DESC(icrc_driver,
+		 "the CRC-32 implementation the ICRC uses (read-only: the crypto API's crc32 if accelerated, else crc32_le)");
 
 static const u8 shca_icrc_lrh[8] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -166,6 +184,83 @@ int shca_icrc_hdr(const void *ip, size_t len, u32 *crc, size_t *end)
 	*crc = crc32_le(*crc, ph, hlen);
 	*end = lo.total - SHCA_ICRC_BYTES;
 	return hlen;
+}
+
+/**
+ * shca_icrc_shash_update() - extend a running CRC-32 through a crypto shash
+ * @tfm: a "crc32" shash whose state is the running value (a u32)
+ * @crc: running value, as crc32_le() takes and returns it
+ * @data: bytes
+ * @len: number of bytes
+ *
+ * Context: any (an accelerated driver falls back to crc32_le() itself
+ * where the FPU is not usable).
+ * Return: crc32_le(@crc, @data, @len).
+ */
+u32 shca_icrc_shash_update(struct crypto_shash *tfm, u32 crc,
+			   const void *data, size_t len)
+{
+	SHASH_DESC_ON_STACK(desc, tfm);
+	u32 out;
+
+	desc->tfm = tfm;
+	if (crypto_shash_import(desc, &crc) ||
+	    crypto_shash_update(desc, data, len) ||
+	    crypto_shash_export(desc, &out))
+		out = crc32_le(crc, data, len);
+	shash_desc_zero(desc);
+	return out;
+}
+
+/**
+ * shca_icrc_update() - extend a running ICRC over more packet bytes
+ * @crc: running value from shca_icrc_hdr() or a previous update
+ * @data: next bytes of the packet (extension headers, payload, pad)
+ * @len: number of bytes
+ *
+ * Context: any.
+ * Return: the new running value; shca_icrc_final() turns it into the ICRC.
+ */
+u32 shca_icrc_update(u32 crc, const void *data, size_t len)
+{
+	if (shca_icrc_tfm)
+		return shca_icrc_shash_update(shca_icrc_tfm, crc, data, len);
+	return crc32_le(crc, data, len);
+}
+
+/**
+ * shca_icrc_init() - pick the CRC-32 implementation (module load)
+ *
+ * The crypto API's "crc32" if its driver is not the generic one and its
+ * state is the bare running value; else crc32_le().
+ * Context: process (module init), before any device exists; may sleep.
+ */
+void shca_icrc_init(void)
+{
+	struct crypto_shash *tfm = crypto_alloc_shash("crc32", 0, 0);
+
+	if (IS_ERR(tfm))
+		return;
+	if (crypto_shash_descsize(tfm) != sizeof(u32) ||
+	    crypto_shash_statesize(tfm) != sizeof(u32) ||
+	    !strcmp(crypto_shash_driver_name(tfm), "crc32-generic")) {
+		crypto_free_shash(tfm);
+		return;
+	}
+	strscpy(shca_icrc_driver, crypto_shash_driver_name(tfm),
+		sizeof(shca_icrc_driver));
+	shca_icrc_tfm = tfm;
+}
+
+/*
+ * Context: process (module exit, or a failed init), once no device is
+ * left.
+ */
+void shca_icrc_exit(void)
+{
+	if (shca_icrc_tfm)
+		crypto_free_shash(shca_icrc_tfm);
+	shca_icrc_tfm = NULL;
 }
 
 /* ICRC of the datagram at @ip, and the offset at which it is stored. */

@@ -20,6 +20,7 @@
 
 #include "shca.h"
 #include "flow.h"
+#include "wire.h"
 #include "rwq.h"
 #include "roce.h"
 
@@ -501,10 +502,13 @@ static int __init shca_init(void)
 	 * not queue behind a thread busy-polling its CQ (make bench, TCG:
 	 * about 1.6x the bandwidth and 0.65x the round trip).
 	 */
+	shca_icrc_init();
 	shca_wq = alloc_workqueue("shca",
 				  WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
-	if (!shca_wq)
-		return -ENOMEM;
+	if (!shca_wq) {
+		err = -ENOMEM;
+		goto err_icrc;
+	}
 	/*
 	 * Completion events: per-CPU (bound) so an event runs on its
 	 * vector's CPU; WQ_MEM_RECLAIM for the same reason as shca_wq, as
@@ -531,6 +535,8 @@ err_comp_wq:
 	destroy_workqueue(shca_comp_wq);
 err_wq:
 	destroy_workqueue(shca_wq);
+err_icrc:
+	shca_icrc_exit();
 	return err;
 }
 
@@ -575,6 +581,7 @@ static void __exit shca_exit(void)
 	shca_net_exit();
 	destroy_workqueue(shca_comp_wq);
 	destroy_workqueue(shca_wq);
+	shca_icrc_exit();
 }
 
 module_init(shca_init);

@@ -332,10 +332,13 @@ int shca_icrc_set(void *ip, size_t len);
  *
  * Return: the new running value; shca_icrc_final() turns it into the ICRC.
  */
-static inline u32 shca_icrc_update(u32 crc, const void *data, size_t len)
-{
-	return crc32_le(crc, data, len);
-}
+u32 shca_icrc_update(u32 crc, const void *data, size_t len);
+
+struct crypto_shash;
+u32 shca_icrc_shash_update(struct crypto_shash *tfm, u32 crc,
+			   const void *data, size_t len);
+void shca_icrc_init(void);
+void shca_icrc_exit(void);
 
 /**
  * shca_icrc_final() - finish a running ICRC
