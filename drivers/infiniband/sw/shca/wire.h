@@ -324,14 +324,7 @@ int shca_icrc_compute(const void *ip, size_t len, u32 *icrc);
 int shca_icrc_check(const void *ip, size_t len);
 int shca_icrc_set(void *ip, size_t len);
 
-/**
- * shca_icrc_update() - extend a running ICRC over more packet bytes
- * @crc: running value from shca_icrc_hdr() or a previous update
- * @data: next bytes of the packet (extension headers, payload, pad)
- * @len: number of bytes
- *
- * Return: the new running value; shca_icrc_final() turns it into the ICRC.
- */
+/* the running ICRC over more packet bytes; the CRC-32 picked at load */
 u32 shca_icrc_update(u32 crc, const void *data, size_t len);
 
 struct crypto_shash;
