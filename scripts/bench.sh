@@ -177,8 +177,12 @@ bench_bw() {
 	local col=$1 t s q n name db0 db1 ack0 ack1 rx0 rx1
 	for s in 4096 65536; do
 		for q in 1 16; do
-			if [ "$q" = 16 ] && [ "$s" = 4096 ]; then n=$NQ16_4K
-			elif [ "$q" = 16 ]; then n=$NQ16; elif [ "$s" = 4096 ]; then n=$N4K; else n=$N64K; fi
+			case "$q/$s" in
+			16/4096) n=$NQ16_4K ;;
+			16/*) n=$NQ16 ;;
+			*/4096) n=$N4K ;;
+			*) n=$N64K ;;
+			esac
 			for t in write send read; do
 				name="$col ib_${t}_bw $((s / 1024))KiB -q $q -n $n"
 				stat_of db0 "$DA" sq_doorbells

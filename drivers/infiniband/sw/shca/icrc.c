@@ -208,7 +208,6 @@ u32 shca_icrc_shash_update(struct crypto_shash *tfm, u32 crc,
 	    crypto_shash_update(desc, data, len) ||
 	    crypto_shash_export(desc, &out))
 		out = crc32_le(crc, data, len);
-	shash_desc_zero(desc);
 	return out;
 }
 
