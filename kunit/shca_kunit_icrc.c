@@ -21,6 +21,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 
+#include "crc_logic.h"
 #include "wire.h"
 
 static const u8 shca_icrc_rc4_send[] = {
@@ -487,6 +488,61 @@ static void shca_icrc_test_shash(struct kunit *test)
 	crypto_free_shash(tfm);
 }
 
+/*
+ * crc_logic.h's M(x) is a multiple of the CRC-32 polynomial: dividing it
+ * bit by bit, from x^307 down, leaves no remainder.
+ */
+static void shca_icrc_test_sparse_poly(struct kunit *test)
+{
+	static const int terms[] = { SHCA_CRC_SPARSE_DEG, 144, 110, 93, 55, 0 };
+	u32 rem = 0, top, bit;
+	unsigned int i;
+	int d;
+
+	for (d = SHCA_CRC_SPARSE_DEG; d >= 0; d--) {
+		bit = 0;
+		for (i = 0; i < ARRAY_SIZE(terms); i++)
+			bit |= terms[i] == d;
+		top = rem >> 31;
+		rem = (rem << 1) | bit;
+		if (top)
+			rem ^= 0x04c11db7;
+	}
+	KUNIT_EXPECT_EQ(test, rem, 0U);
+}
+
+/*
+ * shca_crc32_sparse() gives crc32_le()'s values: every length from 0 to
+ * 1200 (both sides of the sparse threshold, every tail length) at every
+ * alignment, and some long ones, from several running values.
+ */
+static void shca_icrc_test_sparse(struct kunit *test)
+{
+	static const size_t big[] = { 1500, 2048, 4096, 9000 };
+	static const u32 seeds[] = { ~0U, 0, 0xdebb20e3, 0x12345678 };
+	size_t len, s, i, bad = 0, first = 0;
+	u8 *buf;
+
+	buf = kunit_kmalloc(test, 9000 + 8, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	for (i = 0; i < 9000 + 8; i++)
+		buf[i] = (u8)(i * 131 + 7 + (i >> 8));
+	for (s = 0; s < ARRAY_SIZE(seeds); s++) {
+		for (len = 0; len <= 1200; len++) {
+			const u8 *p = buf + ((len + s) & 7);
+
+			if (shca_crc32_sparse(seeds[s], p, len) !=
+			    crc32_le(seeds[s], p, len) && !bad++)
+				first = len;
+		}
+		for (i = 0; i < ARRAY_SIZE(big); i++)
+			if (shca_crc32_sparse(seeds[s], buf + i, big[i]) !=
+			    crc32_le(seeds[s], buf + i, big[i]) && !bad++)
+				first = big[i];
+	}
+	KUNIT_EXPECT_EQ_MSG(test, bad, 0, "first bad length %zu", first);
+}
+
 static struct kunit_case shca_icrc_test_cases[] = {
 	KUNIT_CASE_PARAM(shca_icrc_test_good, shca_icrc_vec_gen_params),
 	KUNIT_CASE_PARAM(shca_icrc_test_parse, shca_icrc_vec_gen_params),
@@ -497,6 +553,8 @@ static struct kunit_case shca_icrc_test_cases[] = {
 	KUNIT_CASE(shca_icrc_test_malformed6),
 	KUNIT_CASE(shca_icrc_test_build),
 	KUNIT_CASE(shca_icrc_test_shash),
+	KUNIT_CASE(shca_icrc_test_sparse_poly),
+	KUNIT_CASE(shca_icrc_test_sparse),
 	{}
 };
 

@@ -5,7 +5,7 @@
 # -V, ibv_rc_pingpong -c, ib_write_bw; shca0's runs of packets reach rxe0
 # as UDP GSO datagrams cut up by the IP stack (tx_gso_packets grew).
 # The ICRC's CRC-32 is the accelerated one where the CPU allows
-# (check.sh's e2e-6.12-pclmul boot), else crc32_le.
+# (check.sh's e2e-6.12-pclmul boot), else shca's own sparse-multiple one.
 # Runs inside the VM.
 set -u
 E2E_SUITE=interop
@@ -29,9 +29,9 @@ gs=$(rdma_gid shca0 "$GID4_A")
 gr=$(rdma_gid rxe0 "$GID4_B")
 
 # The ICRC's CRC-32: the crypto API's crc32-pclmul where the CPU has
-# PCLMULQDQ (and the kernel the module), else the library's crc32_le
+# PCLMULQDQ (and the kernel the module), else shca_crc32_sparse
 # (QEMU's default CPU).  Every exchange below then checks it against rxe.
-want=crc32_le
+want=shca_crc32_sparse
 grep -qw pclmulqdq /proc/cpuinfo && modprobe -n -q crc32_pclmul 2>/dev/null &&
 	want=crc32-pclmul
 drv=$(cat /sys/module/shca/parameters/icrc_driver 2>/dev/null)

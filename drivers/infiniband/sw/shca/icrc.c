@@ -19,8 +19,10 @@
  * API's "crc32" when it has an accelerated implementation (crc32-pclmul
  * on x86, several times faster per byte): the library's crc32_le() is
  * the generic table-driven one on 6.1 and 6.12.  Without one (the
- * generic driver only, as under QEMU's default CPU), crc32_le() it is.
- * Module parameter icrc_driver (read-only) names the one in use.
+ * generic driver only, as under QEMU's default CPU) they go through
+ * shca_crc32_sparse() (crc_logic.h), which computes the same CRC with
+ * one load per eight bytes instead of one table load per byte.  Module
+ * parameter icrc_driver (read-only) names the one in use.
  */
 #include <crypto/hash.h>
 #include <linux/errno.h>
@@ -30,6 +32,7 @@
 #include <linux/string.h>
 #include <linux/udp.h>
 
+#include "crc_logic.h"
 #include "wire.h"
 
 #define SHCA_IPV4_MAX_HDR	60
@@ -44,14 +47,14 @@ struct shca_icrc_layout {
 	size_t	total;		/* IP datagram bytes, ICRC included */
 };
 
-/* set once by shca_icrc_init(), before any packet; NULL: crc32_le() */
+/* set by shca_icrc_init() before any packet; NULL: shca_crc32_sparse() */
 static struct crypto_shash *shca_icrc_tfm;
 
-static char shca_icrc_driver[CRYPTO_MAX_ALG_NAME] = "crc32_le";
+static char shca_icrc_driver[CRYPTO_MAX_ALG_NAME] = "shca_crc32_sparse";
 module_param_string(icrc_driver, shca_icrc_driver, sizeof(shca_icrc_driver),
 		    0444);
 MODULE_PARM_DESC(icrc_driver,
-		 "the CRC-32 implementation the ICRC uses (read-only: the crypto API's crc32 if accelerated, else crc32_le)");
+		 "the CRC-32 implementation the ICRC uses (read-only: the crypto API's crc32 if accelerated, else shca_crc32_sparse)");
 
 static const u8 shca_icrc_lrh[8] = {
 	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
@@ -224,14 +227,14 @@ u32 shca_icrc_update(u32 crc, const void *data, size_t len)
 {
 	if (shca_icrc_tfm)
 		return shca_icrc_shash_update(shca_icrc_tfm, crc, data, len);
-	return crc32_le(crc, data, len);
+	return shca_crc32_sparse(crc, data, len);
 }
 
 /**
  * shca_icrc_init() - pick the CRC-32 implementation (module load)
  *
  * The crypto API's "crc32" if its driver is not the generic one and its
- * state is the bare running value; else crc32_le().
+ * state is the bare running value; else shca_crc32_sparse().
  * Context: process (module init), before any device exists; may sleep.
  */
 void shca_icrc_init(void)
