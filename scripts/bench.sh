@@ -21,11 +21,10 @@
 #   - system calls per WR: the SQ doorbells that reached the kernel
 #     (counter sq_doorbells of the requester's device) per WR posted in the
 #     ib_write_bw 4 KiB 1-QP run (shca only), and the system calls of that
-#     run's client counted by perf stat (tracepoint raw_syscalls:sys_enter),
-#     less those of a 5-WR run (setup and teardown), per WR (every column;
-#     the growth of ioctl, write and read is printed; strace -f -c if perf
-#     cannot count, an upper bound as strace slows the poster down;
-#     BENCH_SYSCALLS=0 skips it);
+#     run's client under strace -f -c, less those of a 5-WR run (setup and
+#     teardown), per WR (every column; the growth of each call is printed;
+#     strace slows the poster down, so this is an upper bound;
+#     BENCH_STRACE=0 skips it);
 #   - ACKs per data packet: rc_acks_sent / rx_packets growth of the
 #     responder's device in the ib_write_bw 64 KiB 1-QP run;
 #   - fio 4 KiB random-read IOPS over NVMe-oF (nvme-rdma to nvmet-rdma on a
@@ -43,7 +42,7 @@
 #   BENCH_N_Q16=1000    ib_*_bw 64 KiB with 16 QPs, per QP
 #   BENCH_PP_ITERS=5000 ibv_rc_pingpong round trips (each mode)
 #   BENCH_FIO_S=20      seconds of fio per column
-#   BENCH_SYSCALLS=1    the system call row (0: skip)
+#   BENCH_STRACE=1      the strace row (0: skip)
 #   BENCH_REPEAT=3      runs of each perftest and pingpong figure; the
 #                       median is printed (one run moves by 20% or more
 #                       under TCG on 2 cores), every run in a comment
@@ -60,7 +59,7 @@ if [ "${1:-}" != --in-vm ]; then
 	export SHCA_BENCH_N_4K=${BENCH_N_4K:-5000} SHCA_BENCH_N_64K=${BENCH_N_64K:-2000} \
 		SHCA_BENCH_N_Q16=${BENCH_N_Q16:-1000} SHCA_BENCH_N_Q16_4K=${BENCH_N_Q16_4K:-5000} \
 		SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-5000} \
-		SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_SYSCALLS=${BENCH_SYSCALLS:-1} \
+		SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
 		SHCA_BENCH_COLS=${BENCH_COLS:-shca wire rxe} SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3}
 	"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
 	rc=$?
@@ -76,7 +75,7 @@ NQ16=${SHCA_BENCH_N_Q16:-1000}
 NQ16_4K=${SHCA_BENCH_N_Q16_4K:-5000}
 PPN=${SHCA_BENCH_PP_ITERS:-5000}
 FIO_S=${SHCA_BENCH_FIO_S:-20}
-SYSCALLS=${SHCA_BENCH_SYSCALLS:-1}
+STRACE=${SHCA_BENCH_STRACE:-1}
 COLS=${SHCA_BENCH_COLS:-shca wire rxe}
 REPEAT=${SHCA_BENCH_REPEAT:-3}
 PARAM=/sys/module/shca/parameters/direct
@@ -213,49 +212,26 @@ bench_bw() {
 	done
 }
 
-# bench_syscalls COL: system calls per WR of the client of an ib_write_bw
-# 4 KiB 1-QP run, counted by perf stat on the raw_syscalls:sys_enter
-# tracepoint (a counter: the client runs at full speed, unlike under
-# strace, whose stops let the SQ go idle between posts): the calls of a
-# -n N4K run less those of a -n 5 run (setup, teardown), per WR in
-# between.  ioctl, write and read are counted too, for the comment.
-# Without a usable perf, strace -f -c counts instead (an upper bound).
-bench_syscalls() {
-	local col=$1 n f files=() d ev=raw_syscalls:sys_enter tool=perf
-	[ "$SYSCALLS" = 1 ] || return 0
-	if ! perf stat -e "$ev" -x, -o /dev/null -- true 2>/dev/null; then
-		command -v strace >/dev/null || return 0
-		tool=strace
-	fi
+# bench_strace COL: system calls per WR of the client of an ib_write_bw
+# 4 KiB 1-QP run under strace -f -c: per system call, the calls of a
+# -n N4K run less those of a -n 5 run (setup, teardown); the growths summed
+# (a call made fewer times is setup noise), per WR in between.
+bench_strace() {
+	local col=$1 n f files=() d
+	[ "$STRACE" = 1 ] && command -v strace >/dev/null || return 0
 	for n in 5 "$N4K"; do
-		f=$E2E_LOGS/bench-$col-$tool-$n.txt
+		f=$E2E_LOGS/bench-$col-strace-$n.txt
 		files+=("$f")
-		if [ $tool = perf ]; then
-			run "$col perf stat ib_write_bw 4KiB -q 1 -n $n" \
-				"ib_write_bw -d $DB -x $GB4 -F -s 4096 -n $n" \
-				"perf stat -x, -o $f -e $ev -e syscalls:sys_enter_ioctl -e syscalls:sys_enter_write -e syscalls:sys_enter_read ib_write_bw -d $DA -x $GA4 -F -s 4096 -n $n $AB" || return 0
-		else
-			run "$col strace ib_write_bw 4KiB -q 1 -n $n" \
-				"ib_write_bw -d $DB -x $GB4 -F -s 4096 -n $n" \
-				"strace -f -c -o $f ib_write_bw -d $DA -x $GA4 -F -s 4096 -n $n $AB" || return 0
-		fi
+		run "$col strace ib_write_bw 4KiB -q 1 -n $n" \
+			"ib_write_bw -d $DB -x $GB4 -F -s 4096 -n $n" \
+			"strace -f -c -o $f ib_write_bw -d $DA -x $GA4 -F -s 4096 -n $n $AB" || return 0
 	done
-	if [ $tool = perf ]; then
-		# perf stat -x,: count, unit, event; the total is raw_syscalls
-		d=$(awk -F, -v ev="$ev" 'FNR == 1 { f++ } $1 ~ /^[0-9]+$/ {
-				k = $3; sub(/^syscalls:sys_enter_/, "", k)
-				c[k] += (f == 1 ? -$1 : $1) }
-			END { l = ""; for (k in c) if (k != ev) l = l " " k " +" c[k]
-				print c[ev] + 0 l }' "${files[@]}")
-	else
-		# strace -c's table: calls in column 4, the syscall's name last
-		d=$(awk 'FNR == 1 { f++ } $4 ~ /^[0-9]+$/ && $NF != "total" { c[$NF] += (f == 1 ? -$4 : $4) }
-			END { for (k in c) if (c[k] > 0) { s += c[k]; l = l " " k " +" c[k] } print s + 0 l }' \
-			"${files[@]}")
-	fi
-	echo "# bench: $col: $tool, system calls grown from -n 5 to -n $N4K: ${d%% *} (of which${d#* })"
-	per "V[$col,syscalls_per_wr]" "${d%% *}" $((N4K - 5))
-	SYSCALLS_TOOL=$tool
+	# strace -c's table: calls in column 4, the syscall's name last
+	d=$(awk 'FNR == 1 { f++ } $4 ~ /^[0-9]+$/ && $NF != "total" { c[$NF] += (f == 1 ? -$4 : $4) }
+		END { for (k in c) if (c[k] > 0) { s += c[k]; l = l " " k " +" c[k] } print s + 0 l }' \
+		"${files[@]}")
+	echo "# bench: $col: strace, calls grown from -n 5 to -n $N4K: ${d#* } (${d%% *} in all)"
+	per "V[$col,strace_per_wr]" "${d%% *}" $((N4K - 5))
 }
 
 # warm_up: a short pingpong whose figures are not kept (the first runs
@@ -406,7 +382,7 @@ if has_col shca || has_col wire; then
 			warm_up
 			bench_bw $col
 			bench_pp $col
-			bench_syscalls $col
+			bench_strace $col
 		done
 		[ -w "$PARAM" ] && echo 1 >"$PARAM"
 	else
@@ -423,7 +399,7 @@ if has_col rxe; then
 		warm_up
 		bench_bw rxe
 		bench_pp rxe
-		bench_syscalls rxe
+		bench_strace rxe
 	else
 		echo "# bench: cannot set up the rxe pair"
 	fi
@@ -454,7 +430,7 @@ done
 row "RC round trip 2 B, polled (usec)" rtt_poll
 row "RC round trip 2 B, events -e (usec)" rtt_event
 row "doorbells per WR, sq_doorbells (4 KiB)" db_per_wr noratio
-row "syscalls per WR, ${SYSCALLS_TOOL:-perf} (write 4 KiB)" syscalls_per_wr
+row "syscalls per WR, strace (write 4 KiB)" strace_per_wr
 row "ACKs per data packet (write 64 KiB)" acks_per_pkt noratio
 row "fio 4 KiB randread NVMe-oF (IOPS)" fio_iops
 exit 0
