@@ -7,10 +7,13 @@
 
 /*
  * The segment size of RC/UC messages on the direct path: the payload of
- * one packet, whatever the path MTU.  With the headers an skb of this
- * size still comes from an order-3 allocation (the per-CPU page lists).
+ * one packet, whatever the path MTU.  With the headers (under 600 bytes
+ * with the skb's shared info) an skb of this size fills most of an
+ * order-3 allocation (32 KiB, still served from the per-CPU page lists);
+ * a 16 KiB segment took one too, half of it unused but zeroed all the
+ * same where init_on_alloc is on (Debian's default).
  */
-#define SHCA_DIRECT_SEG		16384
+#define SHCA_DIRECT_SEG		31744
 
 bool shca_way_watched(const struct dst_entry *dst, bool ipv4);
 bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path);
