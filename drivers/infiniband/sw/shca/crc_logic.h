@@ -73,15 +73,16 @@ static __always_inline void shca_crc_sparse_step(const u8 *p, u64 *x0,
 	u64 v = shca_crc_le64(p) ^ *x0;
 
 	*x0 = 0;
+	/* gap 64q + s: x[q] ^= v << s, x[q + 1] ^= v >> (64 - s) */
 	*x2 ^= v << 35;					/* 163 = 128 + 35 */
-	*x3 ^= (v >> 29) ^ (v << 5) ^ (v << 22) ^ (v << 60);
+	*x3 ^= (v >> 29) ^ (v << 5) ^ (v << 22) ^ (v << 60);	/* 197, 214, 252 */
 	*x4 ^= (v >> 59) ^ (v >> 42) ^ (v >> 4) ^ (v << 51);
 	*x5 ^= v >> 13;					/* 307 = 256 + 51 */
 }
 
 /*
- * The bytes left after @words folded words: 39 to 46 of them, with the
- * accumulators @a XORed in, through crc32_le() with a zero seed.
+ * The @len bytes at @p left after the folded words (39 to 46 of them),
+ * with the accumulators @a XORed in, through crc32_le() with a zero seed.
  */
 static inline u32 shca_crc_sparse_tail(const u8 *p, size_t len,
 				       const u64 a[SHCA_CRC_SPARSE_WIN])
