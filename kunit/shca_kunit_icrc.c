@@ -513,8 +513,9 @@ static void shca_icrc_test_sparse_poly(struct kunit *test)
 
 /*
  * shca_crc32_sparse() gives crc32_le()'s values: every length from 0 to
- * 1200 (both sides of the sparse threshold, every tail length) at every
- * alignment, and some long ones, from several running values.
+ * 1200 (both sides of the sparse threshold, every tail length), each at
+ * an alignment that rotates through all eight, and some long ones, from
+ * several running values.
  */
 static void shca_icrc_test_sparse(struct kunit *test)
 {
