@@ -39,7 +39,18 @@ packages_for() {
 	echo "$image linux-headers-$kver linux-headers-$common $kbuild"
 }
 
+# fetch_one FLAVOUR: under the flavour's lock, as make check's stages (and
+# a developer's build beside them) may ask for the same kernel at once, and
+# two unpackings into one .tmp tree leave a root without its image.
 fetch_one() {
+	mkdir -p "$CACHE/stock"
+	(
+		flock 9
+		fetch_locked "$1"
+	) 9>"$CACHE/stock/$1.lock"
+}
+
+fetch_locked() {
 	local flavour=$1 kver dir pkgs p deb
 	kver=$(resolve_kver "$flavour")
 	if [ -z "$kver" ]; then
