@@ -27,6 +27,10 @@
 #     BENCH_STRACE=0 skips it);
 #   - ACKs per data packet: rc_acks_sent / rx_packets growth of the
 #     responder's device in the ib_write_bw 64 KiB 1-QP run;
+#   - what a lossless path keeps at 0, grown through each column's
+#     perftest, pingpong and strace runs on both devices: rx_dropped,
+#     rc_timeouts, rc_retransmits (shca), completer_retry_err and
+#     duplicate_request (rxe);
 #   - fio 4 KiB random-read IOPS over NVMe-oF (nvme-rdma to nvmet-rdma on a
 #     RAM disk, one device talking to its own address, as in
 #     scripts/e2e/nvmeof.sh), for every column.
@@ -241,6 +245,45 @@ warm_up() {
 		"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n 100 $AB"
 }
 
+# loss_sum VAR NAMES: VAR := counters NAMES summed over the devices of
+# the pair (DA, DB: one for rxe); empty when none has any of them.
+loss_sum() {
+	local d n v sum=
+	for d in $(printf '%s\n' "$DA" "$DB" | sort -u); do
+		for n in $2; do
+			hw_stat_read v "$d" "$n"
+			[ -n "$v" ] && sum=$((${sum:-0} + v))
+		done
+	done
+	printf -v "$1" '%s' "$sum"
+}
+
+# loss_mark / loss_take COL: the growth, on both devices, from loss_mark
+# to loss_take of the counters a lossless path keeps at 0: rx_dropped,
+# rc_timeouts and rc_retransmits for shca; for rxe its retransmissions
+# (completer_retry_err: every resend after a timeout or a sequence NAK)
+# and the requests it saw twice (duplicate_request), rxe having no drop
+# counter of its own.  Shown as the table's last rows, never asserted
+# here (scripts/e2e/direct.sh asserts them).
+declare -A LOSS0
+LOSS_SHCA="rx_dropped rc_timeouts rc_retransmits"
+LOSS_RXE="completer_retry_err duplicate_request"
+loss_mark() {
+	local n
+	for n in $LOSS_SHCA $LOSS_RXE; do
+		loss_sum "LOSS0[$n]" "$n"
+	done
+}
+loss_take() {
+	local col=$1 n v
+	for n in $LOSS_SHCA $LOSS_RXE; do
+		loss_sum v "$n"
+		[ -n "$v" ] && [ -n "${LOSS0[$n]}" ] && V[$col,loss_$n]=$((v - LOSS0[$n]))
+	done
+	echo "# bench: $col: through its runs: $(for n in $LOSS_SHCA $LOSS_RXE; do
+		[ -n "${V[$col,loss_$n]:-}" ] && printf ' %s +%s' "$n" "${V[$col,loss_$n]}"; done)"
+}
+
 # bench_pp COL: the 2-byte RC round trip, polled and event-driven.
 bench_pp() {
 	local col=$1 m opt
@@ -380,9 +423,11 @@ if has_col shca || has_col wire; then
 				if [ $col = shca ]; then echo 1 >"$PARAM"; else echo 0 >"$PARAM"; fi
 			fi
 			warm_up
+			loss_mark
 			bench_bw $col
 			bench_pp $col
 			bench_strace $col
+			loss_take $col
 		done
 		[ -w "$PARAM" ] && echo 1 >"$PARAM"
 	else
@@ -397,9 +442,11 @@ fi
 if has_col rxe; then
 	if pair_setup rxe; then
 		warm_up
+		loss_mark
 		bench_bw rxe
 		bench_pp rxe
 		bench_strace rxe
+		loss_take rxe
 	else
 		echo "# bench: cannot set up the rxe pair"
 	fi
@@ -433,4 +480,7 @@ row "doorbells per WR, sq_doorbells (4 KiB)" db_per_wr noratio
 row "syscalls per WR, strace (write 4 KiB)" strace_per_wr
 row "ACKs per data packet (write 64 KiB)" acks_per_pkt noratio
 row "fio 4 KiB randread NVMe-oF (IOPS)" fio_iops
+for n in $LOSS_SHCA $LOSS_RXE; do
+	row "$n, through the runs" "loss_$n" noratio
+done
 exit 0

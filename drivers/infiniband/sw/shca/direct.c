@@ -241,6 +241,75 @@ static struct shca_dev *shca_direct_peer(const struct shca_path *path,
 	return peer;
 }
 
+/*
+ * Are packets waiting in some CPU's receive backlog (netif_rx(): a veth's
+ * packets until the NET_RX softirq, or ksoftirqd under load, takes
+ * them)?  A lockless look: a hint, not a count.  Context: any.
+ */
+static bool shca_direct_backlog(void)
+{
+	struct softnet_data *sd;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		sd = &per_cpu(softnet_data, cpu);
+		if (skb_queue_len_lockless(&sd->input_pkt_queue) ||
+		    skb_queue_len_lockless(&sd->process_queue))
+			return true;
+	}
+	return false;
+}
+
+/**
+ * shca_direct_dest_holds - do @qp's packets wait at its destination on
+ *	this host?
+ * @qp: RC/XRC initiator QP whose retransmit timer expired
+ *
+ * When the destination address belongs to a shca device of this host
+ * (over loopback or a veth pair, the direct path and the wire alike), the
+ * QP @qp talks to is looked up there: requests in its rx_queue, its RQ
+ * engine queued (a READ's later responses) or running, packets in that
+ * device's tx queue (the responses on their way back, on the wire) or in
+ * a CPU's receive backlog (the wire's packets either way, before the
+ * softirq takes them), mean that what @qp sent arrived or is on its way
+ * and waits for a CPU (a host with more runnable engines than CPUs), not
+ * that anything was lost.  Packets
+ * still in this device's own tx queue are in the same case, as TCP does
+ * not resend a segment still in its host's queues.
+ * Context: SQ engine (process).
+ * Return: true if the timeout should wait for them.
+ */
+bool shca_direct_dest_holds(struct shca_qp *qp)
+{
+	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	struct net_device *target;
+	struct shca_path path;
+	struct shca_dev *peer;
+	struct shca_qp *dqp;
+	bool holds = false;
+
+	if (atomic_read(&sdev->tx_inflight))
+		return true;
+	if (shca_qp_path(qp, &path))
+		return false;
+	peer = shca_direct_peer(&path, &target);
+	dst_release(path.dst);
+	if (!peer)
+		return false;
+	dqp = shca_qp_get(peer, READ_ONCE(qp->attr.dest_qp_num));
+	if (dqp) {
+		holds = READ_ONCE(dqp->attr.dest_qp_num) == qp->ibqp.qp_num &&
+			(!skb_queue_empty(&dqp->rx_queue) ||
+			 work_pending(&dqp->rq_work) ||
+			 mutex_is_locked(&dqp->rq_engine) ||
+			 atomic_read(&peer->tx_inflight) ||
+			 shca_direct_backlog());
+		shca_qp_put(dqp);
+	}
+	ib_device_put(&peer->ibdev);
+	return holds;
+}
+
 /* An Ethernet header, for the source MAC of a UD completion. */
 static void shca_direct_push_eth(struct sk_buff *skb,
 				 const struct net_device *from,

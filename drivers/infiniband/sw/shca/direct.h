@@ -19,5 +19,6 @@ bool shca_way_watched(const struct dst_entry *dst, bool ipv4);
 bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path);
 int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		     struct sk_buff *skb);
+bool shca_direct_dest_holds(struct shca_qp *qp);
 
 #endif /* SHCA_DIRECT_H */

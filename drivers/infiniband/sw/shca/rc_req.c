@@ -543,6 +543,7 @@ void shca_req_advance(struct shca_qp *qp, u32 una)
 	req->una = una;
 	shca_rc_retry_init_cnt(&req->retry, READ_ONCE(qp->attr.retry_cnt));
 	shca_rc_retry_init_rnr(&req->rnr, READ_ONCE(qp->attr.rnr_retry));
+	req->rto_held = 0;
 	req->gb_armed = false;
 	shca_req_skip_acked(qp);
 	if (req->una == req->next_psn)
@@ -1524,6 +1525,15 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 				     jiffies_to_nsecs(due - jiffies));
 		return;
 	}
+	if (req->rto_held < SHCA_RC_RTO_HELD_MAX &&
+	    shca_direct_dest_holds(qp)) {
+		/* not lost: queued on this host; wait a whole period more */
+		req->rto_held++;
+		shca_stat_inc(to_sdev(qp->ibqp.device),
+			      SHCA_STAT_RC_TIMEOUTS_HELD);
+		shca_req_arm_rto(qp);
+		return;
+	}
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_TIMEOUTS);
 	ibdev_dbg(qp->ibqp.device,
 		  "qp %u: timeout una %#x next %#x psn %#x retries %u, device tx queue %d\n",
@@ -1540,7 +1550,11 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 	shca_req_arm_rto(qp);
 }
 
-static void shca_req_events(struct shca_qp *qp)
+/*
+ * The timers' events.  @drained: this pass consumed every queued response.
+ * Context: SQ engine.
+ */
+static void shca_req_events(struct shca_qp *qp, bool drained)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
@@ -1551,6 +1565,14 @@ static void shca_req_events(struct shca_qp *qp)
 	}
 	if (test_and_clear_bit(SHCA_REQ_EV_RNR, &qp->req.events))
 		shca_req_rnr_expired(qp);
+	/*
+	 * Responses left queued when this pass's budget ran out may be the
+	 * progress the timer did not see: the timeout is judged after
+	 * they are consumed, in the next pass (the event keeps the engine
+	 * pending).
+	 */
+	if (!drained)
+		return;
 	if (test_and_clear_bit(SHCA_REQ_EV_RTO, &qp->req.events))
 		shca_req_rto_expired(qp);
 }
@@ -1609,7 +1631,7 @@ static bool shca_req_run(struct shca_qp *qp)
 		clear_bit(SHCA_REQ_EV_RTO, &qp->req.events);
 		return done;
 	}
-	shca_req_events(qp);
+	shca_req_events(qp, done);
 	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
 		shca_req_flush(qp);
 		return done;
@@ -1756,6 +1778,7 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->next_psn = req->psn;
 		/* the next engine pass gives back what was counted */
 		req->wire_sent = false;
+		req->rto_held = 0;
 		shca_rc_win_reset(&req->win);
 	}
 	if (mask & IB_QP_RETRY_CNT)

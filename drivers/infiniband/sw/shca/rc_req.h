@@ -125,6 +125,7 @@ struct shca_req {
 	unsigned long events;	/* SHCA_REQ_EV_* bits */
 	struct shca_rc_retry retry;	/* timeouts, from retry_cnt */
 	struct shca_rc_retry rnr;	/* RNR NAKs, from rnr_retry */
+	u8 rto_held;		/* expiries held since the PSNs last advanced */
 	bool rnr_wait;		/* RNR NAK received, timer running */
 	bool gb_armed;		/* suppress repeated go-back to gb_psn */
 	bool wire_sent;		/* @wire_end is valid */
@@ -171,6 +172,13 @@ enum shca_req_src {
  * 2^SHCA_RC_RTO_BACKOFF_MAX times the QP's local ACK timeout.
  */
 #define SHCA_RC_RTO_BACKOFF_MAX 4
+
+/*
+ * Expiries of the retransmit timer in a row, without progress, that may
+ * be held because the packets wait at their destination on this host
+ * (shca_direct_dest_holds()); the next one is a timeout whatever holds.
+ */
+#define SHCA_RC_RTO_HELD_MAX	8
 
 u64 shca_rc_rto_ns(u8 timeout);
 u64 shca_rc_rto_backoff_ns(u8 timeout, u8 backoff);
