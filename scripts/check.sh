@@ -35,7 +35,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 TIER=${SHCA_TIER:-check}
 case "$TIER" in
-check) LOGS=$top/build/check; deadline=${SHCA_CHECK_DEADLINE:-4800} vm_tmo=3000 ;;
+check) LOGS=$top/build/check; deadline=${SHCA_CHECK_DEADLINE:-4800} vm_tmo=4200 ;;
 full) LOGS=$top/build/check-full; deadline=${SHCA_CHECK_DEADLINE:-0} vm_tmo=14400 ;;
 *) echo "check.sh: SHCA_TIER must be check or full" >&2; exit 2 ;;
 esac
