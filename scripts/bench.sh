@@ -248,14 +248,14 @@ warm_up() {
 # loss_sum VAR NAMES: VAR := counters NAMES summed over the devices of
 # the pair (DA, DB: one for rxe); empty when none has any of them.
 loss_sum() {
-	local d n v sum=
-	for d in $(printf '%s\n' "$DA" "$DB" | sort -u); do
-		for n in $2; do
-			hw_stat_read v "$d" "$n"
-			[ -n "$v" ] && sum=$((${sum:-0} + v))
+	local _d _n _v _sum=
+	for _d in $(printf '%s\n' "$DA" "$DB" | sort -u); do
+		for _n in $2; do
+			hw_stat_read _v "$_d" "$_n"
+			[ -n "$_v" ] && _sum=$((${_sum:-0} + _v))
 		done
 	done
-	printf -v "$1" '%s' "$sum"
+	printf -v "$1" '%s' "$_sum"
 }
 
 # loss_mark / loss_take COL: the growth, on both devices, from loss_mark
@@ -275,10 +275,11 @@ loss_mark() {
 	done
 }
 loss_take() {
-	local col=$1 n v
+	local col=$1 n got
 	for n in $LOSS_SHCA $LOSS_RXE; do
-		loss_sum v "$n"
-		[ -n "$v" ] && [ -n "${LOSS0[$n]}" ] && V[$col,loss_$n]=$((v - LOSS0[$n]))
+		loss_sum got "$n"
+		[ -n "$got" ] && [ -n "${LOSS0[$n]:-}" ] &&
+			V[$col,loss_$n]=$((got - LOSS0[$n]))
 	done
 	echo "# bench: $col: through its runs: $(for n in $LOSS_SHCA $LOSS_RXE; do
 		[ -n "${V[$col,loss_$n]:-}" ] && printf ' %s +%s' "$n" "${V[$col,loss_$n]}"; done)"
