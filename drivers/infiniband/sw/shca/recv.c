@@ -387,10 +387,17 @@ void shca_rx_catch_begin(bool want_req)
 
 	preempt_disable();
 	c = this_cpu_ptr(&shca_rx_catch);
-	c->task = current;
 	c->want_req = want_req;
 	c->inl.qp = NULL;
 	c->inl.skb = NULL;
+	/*
+	 * A softirq at an interrupt's exit may catch as soon as @task is
+	 * set: the catch is empty before (else it found a stale request, or
+	 * left one half cleared: a QP with no skb).  Same CPU: a compiler
+	 * barrier orders it.
+	 */
+	barrier();
+	WRITE_ONCE(c->task, current);
 }
 
 /**
@@ -404,8 +411,10 @@ void shca_rx_catch_end(struct shca_rx_inline *inl)
 {
 	struct shca_rx_catch *c = this_cpu_ptr(&shca_rx_catch);
 
+	/* nothing is caught once @task is clear: what is there is all */
+	WRITE_ONCE(c->task, NULL);
+	barrier();
 	*inl = c->inl;
-	c->task = NULL;
 	preempt_enable();
 }
 
@@ -418,7 +427,7 @@ static struct shca_rx_catch *shca_rx_caught(void)
 {
 	struct shca_rx_catch *c = this_cpu_ptr(&shca_rx_catch);
 
-	return c->task == current && in_serving_softirq() ? c : NULL;
+	return READ_ONCE(c->task) == current && in_serving_softirq() ? c : NULL;
 }
 
 /**
