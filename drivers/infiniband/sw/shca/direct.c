@@ -273,9 +273,9 @@ static bool shca_direct_backlog(void)
  * a CPU's receive backlog (the wire's packets either way, before the
  * softirq takes them), mean that what @qp sent arrived or is on its way
  * and waits for a CPU (a host with more runnable engines than CPUs), not
- * that anything was lost.  Packets
- * still in this device's own tx queue are in the same case, as TCP does
- * not resend a segment still in its host's queues.
+ * that anything was lost.  Packets still in this device's own tx queue
+ * are in the same case, as TCP does not resend a segment still in its
+ * host's queues.
  * Context: SQ engine (process).
  * Return: true if the timeout should wait for them.
  */
