@@ -544,6 +544,17 @@ static void shca_icrc_test_sparse(struct kunit *test)
 	KUNIT_EXPECT_EQ_MSG(test, bad, 0, "first bad length %zu", first);
 }
 
+/* SHCA_ICRC_LRH_CRC is crc32_le() over the pseudo-LRH, from ~0U. */
+static void shca_icrc_test_lrh(struct kunit *test)
+{
+	static const u8 lrh[8] = {
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+
+	KUNIT_EXPECT_EQ(test, crc32_le(~0U, lrh, sizeof(lrh)),
+			SHCA_ICRC_LRH_CRC);
+}
+
 static struct kunit_case shca_icrc_test_cases[] = {
 	KUNIT_CASE_PARAM(shca_icrc_test_good, shca_icrc_vec_gen_params),
 	KUNIT_CASE_PARAM(shca_icrc_test_parse, shca_icrc_vec_gen_params),
@@ -556,6 +567,7 @@ static struct kunit_case shca_icrc_test_cases[] = {
 	KUNIT_CASE(shca_icrc_test_shash),
 	KUNIT_CASE(shca_icrc_test_sparse_poly),
 	KUNIT_CASE(shca_icrc_test_sparse),
+	KUNIT_CASE(shca_icrc_test_lrh),
 	{}
 };
 

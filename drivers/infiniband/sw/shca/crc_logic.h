@@ -46,6 +46,13 @@
 #include <linux/string.h>
 #include <linux/types.h>
 
+/*
+ * The running CRC after the pseudo-LRH, the eight bytes of 0xff that
+ * start every RoCE v2 ICRC: crc32_le(~0U, those bytes), the same for
+ * every packet (KUnit shca_icrc_test_lrh checks it).
+ */
+#define SHCA_ICRC_LRH_CRC	0xdebb20e3U
+
 #define SHCA_CRC_SPARSE_DEG	307	/* the degree of M(x) */
 #define SHCA_CRC_SPARSE_WIN	6	/* accumulators: words 0..5 ahead */
 /* below this many bytes the table-driven crc32_le() is as quick */

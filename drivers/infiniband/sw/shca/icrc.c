@@ -56,10 +56,6 @@ module_param_string(icrc_driver, shca_icrc_driver, sizeof(shca_icrc_driver),
 MODULE_PARM_DESC(icrc_driver,
 		 "the CRC-32 implementation the ICRC uses (read-only: the crypto API's crc32 if accelerated, else shca_crc32_sparse)");
 
-static const u8 shca_icrc_lrh[8] = {
-	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-};
-
 /* The smallest datagram an ICRC can be computed over. */
 static size_t shca_icrc_min(size_t ip_hlen)
 {
@@ -183,8 +179,7 @@ int shca_icrc_hdr(const void *ip, size_t len, u32 *crc, size_t *end)
 	memcpy(ph, ip, hlen);
 	shca_icrc_mask(ph, lo.ip_hlen);
 
-	*crc = crc32_le(~0U, shca_icrc_lrh, sizeof(shca_icrc_lrh));
-	*crc = crc32_le(*crc, ph, hlen);
+	*crc = crc32_le(SHCA_ICRC_LRH_CRC, ph, hlen);
 	*end = lo.total - SHCA_ICRC_BYTES;
 	return hlen;
 }
