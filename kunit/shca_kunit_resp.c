@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit: the RC/UC responder's pure decisions (rc_resp_logic.h).
+ * KUnit: the RC/UC responder's pure decisions (rc_resp_logic.h), and
+ * those of holding a packet after a gap (hold_logic.h).
  */
 #include <kunit/test.h>
 
+#include "hold_logic.h"
 #include "rc_resp_logic.h"
 #include "wire.h"
 
@@ -174,8 +176,74 @@ static void shca_resp_test_rewind(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_resp_rewind_count(1, 0, 1, 0), 0);
 }
 
+/* Hold a packet after a gap only while it may be overtaken, and not for long. */
+static void shca_resp_test_hold_ok(struct kunit *test)
+{
+	/* no hold running: start one only if the gap's packet may come */
+	KUNIT_EXPECT_TRUE(test, shca_hold_ok(0, false, false, true, false));
+	KUNIT_EXPECT_FALSE(test, shca_hold_ok(0, false, false, false, false));
+	/* a hold running: until it runs out, whatever @may_start says */
+	KUNIT_EXPECT_TRUE(test, shca_hold_ok(1, false, true, false, false));
+	KUNIT_EXPECT_FALSE(test, shca_hold_ok(1, false, true, true, true));
+	/* one being run again counts as running, even with none held */
+	KUNIT_EXPECT_TRUE(test, shca_hold_ok(0, false, true, false, false));
+	KUNIT_EXPECT_FALSE(test, shca_hold_ok(0, false, true, true, true));
+	KUNIT_EXPECT_TRUE(test, shca_hold_ok(SHCA_HOLD_MAX - 1, false, true,
+					     false, false));
+	/* never more than SHCA_HOLD_MAX */
+	KUNIT_EXPECT_FALSE(test, shca_hold_ok(SHCA_HOLD_MAX, false, true,
+					      true, false));
+	/* never after a NAK: the requester resends from ePSN anyway */
+	KUNIT_EXPECT_FALSE(test, shca_hold_ok(0, true, false, true, false));
+	KUNIT_EXPECT_FALSE(test, shca_hold_ok(3, true, true, false, false));
+}
+
+/* A hold lasts its minimum, then while busy, and never past its length. */
+static void shca_resp_test_hold_keep(struct kunit *test)
+{
+	struct shca_hold_time t = { .start = 1000, .min = 40, .len = 200 };
+
+	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 1000, false));
+	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 1039, false));
+	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 1040, false));
+	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 1040, true));
+	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 1199, true));
+	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 1200, true));
+	KUNIT_EXPECT_FALSE(test, shca_hold_expired(&t, 1199));
+	KUNIT_EXPECT_TRUE(test, shca_hold_expired(&t, 1200));
+	/* looked at again when the minimum ends, then every @check */
+	KUNIT_EXPECT_EQ(test, shca_hold_wait(&t, 1000, 7), 40ULL);
+	KUNIT_EXPECT_EQ(test, shca_hold_wait(&t, 1030, 7), 10ULL);
+	KUNIT_EXPECT_EQ(test, shca_hold_wait(&t, 1040, 7), 7ULL);
+	/* a length of 0 ends it at once, busy or not */
+	t.len = 0;
+	KUNIT_EXPECT_TRUE(test, shca_hold_expired(&t, 1000));
+	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 1000, true));
+	/* the test parameter's: min == len, kept whatever the backlogs */
+	t = (struct shca_hold_time){ .start = 5, .min = 3000, .len = 3000 };
+	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 3004, false));
+	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 3005, true));
+}
+
+/* Held requests are ordered by their distance after ePSN, across the wrap. */
+static void shca_resp_test_hold_before(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, shca_hold_before(11, 12, 10));
+	KUNIT_EXPECT_FALSE(test, shca_hold_before(12, 11, 10));
+	KUNIT_EXPECT_FALSE(test, shca_hold_before(12, 12, 10));
+	/* ePSN just before the wrap: 0 is nearer than 0xfffffe is far */
+	KUNIT_EXPECT_TRUE(test, shca_hold_before(0xffffff, 0, 0xfffffd));
+	KUNIT_EXPECT_TRUE(test, shca_hold_before(0, 5, 0xfffffd));
+	KUNIT_EXPECT_FALSE(test, shca_hold_before(3, 0xfffffe, 0xfffffd));
+	/* garbage in the top byte is ignored */
+	KUNIT_EXPECT_TRUE(test, shca_hold_before(0x01000001, 2, 0));
+}
+
 static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_psn_class),
+	KUNIT_CASE(shca_resp_test_hold_ok),
+	KUNIT_CASE(shca_resp_test_hold_keep),
+	KUNIT_CASE(shca_resp_test_hold_before),
 	KUNIT_CASE(shca_resp_test_seq_idle),
 	KUNIT_CASE(shca_resp_test_seq_inside),
 	KUNIT_CASE(shca_resp_test_seq_next),

@@ -264,9 +264,9 @@ loss_sum() {
 # (completer_retry_err: every resend after a timeout or a sequence NAK)
 # and the requests it saw twice (duplicate_request), rxe having no drop
 # counter of its own.  Shown as the table's last rows, never asserted
-# here: scripts/e2e/direct.sh asserts them, all at 0 on the direct path;
-# on the wire no drop, and a timeout or resend only after a sequence NAK
-# (veth's reordering under load).
+# here: scripts/e2e/direct.sh asserts them, all at 0 on both paths (and
+# no sequence NAK on the wire: a request reordered on this host is held
+# until its gap fills).
 declare -A LOSS0
 LOSS_SHCA="rx_dropped rc_timeouts rc_retransmits"
 LOSS_RXE="completer_retry_err duplicate_request"

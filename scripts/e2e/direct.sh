@@ -18,8 +18,8 @@
 #         across the namespaces with direct=0 (wire), and ib_read_bw
 #         and ib_write_bw on 16 QPs (4 KiB, and 64 KiB at perftest's
 #         67 ms timeout) both ways: zero loss on the direct path; on the
-#         wire no drop, and a timeout or resend only after a sequence NAK
-#         (reordering; READs may resend without one), at most one ACK per 4 data
+#         wire no drop, sequence NAK, timeout or resend (a request
+#         reordered on the way is held until its gap fills), at most one ACK per 4 data
 #         packets, and the wire packets sent as UDP GSO datagrams with
 #         every ICRC intact; with wire_gso=0 (IPv4) they go one by one,
 #         and over IPv6 as GSO datagrams again, verified.  Then, on the direct path: a conversing consumer
@@ -103,7 +103,7 @@ set_direct() {
 
 # --- counters ------------------------------------------------------------------
 
-STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets tx_gso_packets tx_gso_sends rx_bad_icrc rx_malformed"
+STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_seq_naks_sent rc_held_requests rc_held_expired rc_timeouts_held rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets tx_gso_packets tx_gso_sends rx_bad_icrc rx_malformed"
 declare -A SNAP
 
 # snap TAG DEV...: SNAP[TAG,DEV,counter] for every counter of $STATS.
@@ -199,12 +199,13 @@ grown() {
 }
 
 LOSS="rx_dropped rc_timeouts rc_retransmits"
-WHY="rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp"
+WHY="rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_held_requests"
 
 # loss_info NAME FROM TO DEV...: print the loss counters' deltas.  On the
 # wire a QP's packets can still be reordered (an inline ACK or short
-# packet and tx_work's packets reach the peer through two CPUs' backlogs),
-# and a qdisc deleted mid-stream drops what it holds: sequence NAKs and
+# packet and tx_work's packets reach the peer through two CPUs' backlogs;
+# the responder holds a request after such a gap, rc_held_requests), and
+# a qdisc deleted mid-stream drops what it holds: sequence NAKs and
 # resends there are recovery, shown but not asserted.
 loss_info() {
 	local name=$1 out
@@ -493,29 +494,20 @@ clean_or_info() {
 }
 
 # wire_loss_case NAME FROM TO DEV...: on a clean wire (direct=0, no
-# qdisc) nothing is dropped (rx_dropped +0 on every DEV), and nothing
-# waits for a timeout or is resent but to recover from reordering.  veth
-# may reorder a QP's packets sent from two CPUs (loss_info): the
-# responder NAKs the gap, the requester goes back, and a resent packet
-# reordered again is dropped by the responder (one NAK per gap) and sent
-# once more on the timer.  So after a sequence NAK, timeouts and resends
-# are shown, not asserted; without one there is no timeout, and, with no
-# READ in NAME, no resend (a reordered READ response is a gap the
-# requester resends for with no NAK).
+# qdisc) nothing is lost: rx_dropped, rc_seq_naks_rcvd, rc_timeouts and
+# rc_retransmits +0 on every DEV.  veth may reorder a QP's packets sent
+# from two CPUs (loss_info): the responder holds a request after a gap
+# until the packet that fills it comes out of its CPU's backlog
+# (rc_held_requests, shown), so no NAK and no resend follow.
 wire_loss_case() {
-	local name=$1 from=$2 to=$3 bad why
-	local what="no drop, no timeout or resend but after reordering"
-	bad=$(grown "$from" "$to" rx_dropped "${@:4}")
-	why=$(grown "$from" "$to" rc_seq_naks_rcvd "${@:4}")
-	if [ -z "$why" ]; then
-		bad="$bad$(grown "$from" "$to" rc_timeouts "${@:4}")"
-		[[ ${name,,} == *read* ]] ||
-			bad="$bad$(grown "$from" "$to" rc_retransmits "${@:4}")"
-	fi
+	local name=$1 from=$2 to=$3 bad held
+	local what="no drop, NAK, timeout or resend"
+	bad=$(grown "$from" "$to" "rx_dropped rc_seq_naks_rcvd rc_timeouts rc_retransmits" "${@:4}")
+	held=$(grown "$from" "$to" "rc_held_requests rc_held_expired" "${@:4}")
 	if [ -z "$bad" ]; then
-		ok "$name: $what${why:+ (reordered:$why)}"
+		ok "$name: $what${held:+ (held after reordering:$held)}"
 	else
-		not_ok "$name: $what" "$bad ($(grown "$from" "$to" "$WHY" "${@:4}"))"
+		not_ok "$name: $what" "$bad ($(grown "$from" "$to" "$WHY rc_held_expired" "${@:4}"))"
 	fi
 }
 

@@ -49,8 +49,10 @@
 # (dereg returns, the MIDDLE is NAKed, rc_rem_access_errs + 1); then XRC
 # (section 3b: XRC requests naming no SRQ are NAKed and counted in
 # rx_xrc_bad_srq, other transports' opcodes at an XRC target and XRC's at
-# an RC QP count in rx_malformed), and last a fresh RC pair on DEV moves
-# SEND and RDMA WRITE data byte for byte.
+# an RC QP count in rx_malformed), then (section 3c, with the test
+# parameter rc_hold_any_ms) a WRITE after a gap held until the gap fills
+# and a gap nothing fills NAKed when the hold runs out, and last a fresh
+# RC pair on DEV moves SEND and RDMA WRITE data byte for byte.
 import os, random, socket, struct, subprocess, sys, time, zlib
 
 RQPSN = 1000          # rq_psn of every fuzzed QP
@@ -797,6 +799,189 @@ r.close()
 xsrq.close()
 xrcd.close()
 os.close(xfd)
+
+# 3c. a packet after a gap, held (rc_resp.c, "Reordering").  The host
+# reorders only under load, so the test parameter rc_hold_any_ms makes
+# shca hold any wire packet after a gap.  The responder: a WRITE past the
+# gap is held, neither executed nor NAKed, and runs once the gap's WRITE
+# comes, both acknowledged; a WRITE after a gap nothing fills is dropped,
+# and the gap NAKed (PSN sequence error) when the hold runs out; a QP
+# destroyed with a request held lets go of it (kmemleak, on the debug
+# kernel).  The requester, answered by this process: a READ's second
+# response first is held and lands with the first, nothing resent; alone,
+# the READ is asked again when the hold runs out.
+HOLD_MS = 5000
+HOLD = [q for q in ('/sys/module/shca/parameters/rc_hold_any_ms',
+                    '/proc/1/root/sys/module/shca/parameters/rc_hold_any_ms')
+        if os.path.exists(q)]
+HELD = ['rc_held_requests', 'rc_held_expired', 'rc_seq_naks_sent']
+
+
+def set_hold(ms):
+    with open(HOLD[0], 'w') as f:
+        f.write(str(ms))
+
+
+def next_aeth(psn):
+    """The first ACK or NAK toward QP 0x123 that carries PSN psn:
+    (PSN, syndrome), or None."""
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        a = next_nak(0x11)
+        if a and a[1] == psn & 0xffffff:
+            return a[1:]
+    return None
+
+
+def write_only(qpn, psn, mr_, off, data):
+    send(packet(bth(0x0a, qpn, psn, ackreq=1) +
+                struct.pack('!QII', mr_.buf + off, mr_.rkey, len(data)) +
+                data))
+
+
+def read_qp():
+    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                           cap=QPCap(max_send_wr=16, max_recv_wr=4,
+                                     max_send_sge=1, max_recv_sge=1)))
+    attr = peer_attr()
+    attr.max_rd_atomic = 2
+    attr.timeout = 20
+    attr.retry_cnt = 7
+    attr.rnr_retry = 1
+    qp.to_rts(attr)
+    return qp
+
+
+def next_read_req():
+    """The PSN of the next READ request toward QP 0x123, or None."""
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        a = next_nak(0x0c)
+        if a and a[0] == 0x0c:
+            return a[1]
+    return None
+
+
+def read_resp(qpn, op, psn, data):
+    aeth = struct.pack('!I', 0x1f << 24) if op in (0x0d, 0x0f) else b''
+    send(packet(bth(op, qpn, psn) + aeth + data))
+
+
+def read_case(mr_, rnd):
+    """A READ's second response first: held, then both land with the
+    first; the second alone: the READ is asked again when the hold runs
+    out, and completes once answered."""
+    names = HELD + ['rc_held_responses', 'rc_retransmits', 'rc_timeouts']
+    first, last = rnd.randbytes(1024), rnd.randbytes(1024)
+    for k, gap_only in enumerate((False, True)):
+        drain_acks()
+        q = read_qp()
+        off = 8192 + 4096 * k
+        mr_.write(b'\0' * 2048, 2048, off)
+        s0 = fresh_stats(names)
+        wr = SendWR(wr_id=0x3c + k, opcode=e.IBV_WR_RDMA_READ, num_sge=1,
+                    sg=[SGE(mr_.buf + off, 2048, mr_.lkey)])
+        wr.set_wr_rdma(0x1234, 0x7f0000000000)
+        q.post_send(wr)
+        psn = next_read_req()
+        read_resp(q.qp_num, 0x0f, (psn or 0) + 1, last)
+        s, ok_ = wait_stats(names, lambda s: grown(s, s0, 'rc_held_responses') >= 1)
+        what = 'a READ\'s second response, first: held'
+        if gap_only:
+            again = next_read_req()
+            s = fresh_stats(names)
+            result(what + ', the READ asked again when the hold runs out',
+                   psn is not None and ok_ and again == psn and
+                   grown(s, s0, 'rc_held_expired') == 1 and
+                   grown(s, s0, 'rc_retransmits') == 1,
+                   'READ PSN %s then %s, %s' % (psn, again, {
+                       n: grown(s, s0, n) for n in names}))
+        read_resp(q.qp_num, 0x0d, psn or 0, first)
+        if gap_only:
+            read_resp(q.qp_num, 0x0f, (psn or 0) + 1, last)
+        wcs, end = [], time.time() + WAIT
+        while not wcs and time.time() < end:
+            wcs = [w for w in poll(1, secs=1) if w.qp_num == q.qp_num]
+        s = fresh_stats(names)
+        good = (len(wcs) == 1 and wcs[0].status == 0 and
+                mr_.read(1024, off) == first and
+                mr_.read(1024, off + 1024) == last)
+        if not gap_only:
+            good = good and ok_ and all(grown(s, s0, n) == 0 for n in (
+                'rc_held_expired', 'rc_retransmits', 'rc_timeouts'))
+        result(what + (', then answered in full: the READ completes' if
+                       gap_only else ', the first lands it: the READ '
+                       'completes, nothing resent'), good,
+               'wcs %s, %s' % ([(w.wr_id, w.status) for w in wcs], {
+                   n: grown(s, s0, n) for n in names}))
+        q.close()
+
+
+if not result('the rc_hold_any_ms parameter exists', bool(HOLD)):
+    HOLD = None
+if HOLD:
+    rnd3c = random.Random(SEED ^ 0x3c3c)
+    hmr = MR(pd, 1 << 16, ACC)
+    hmr.write(b'\0' * 4096, 4096)
+    zero = b'\0' * 64
+    a_, b_ = rnd3c.randbytes(64), rnd3c.randbytes(64)
+    set_hold(HOLD_MS)
+    try:
+        drain_acks()
+        h = new_qp(e.IBV_QPT_RC)
+        s0 = fresh_stats(HELD)
+        write_only(h.qp_num, RQPSN + 1, hmr, 1024, b_)
+        s, ok_ = wait_stats(HELD, lambda s: grown(s, s0, 'rc_held_requests') >= 1)
+        result('a WRITE after a gap is held: not executed, not NAKed',
+               ok_ and hmr.read(64, 1024) == zero and
+               grown(s, s0, 'rc_seq_naks_sent') == 0,
+               'held +%d, NAKs +%d' % (grown(s, s0, 'rc_held_requests'),
+                                       grown(s, s0, 'rc_seq_naks_sent')))
+        write_only(h.qp_num, RQPSN, hmr, 0, a_)
+        ack = next_aeth(RQPSN + 1)
+        s = fresh_stats(HELD)
+        result('the gap\'s WRITE runs, then the held one: both landed, '
+               'ACKed up to the held one, no NAK',
+               ack is not None and ack[1] < 0x20 and
+               hmr.read(64, 0) == a_ and hmr.read(64, 1024) == b_ and
+               grown(s, s0, 'rc_seq_naks_sent') == 0 and
+               grown(s, s0, 'rc_held_expired') == 0,
+               'ACK %s, NAKs +%d, expired +%d' %
+               (ack, grown(s, s0, 'rc_seq_naks_sent'),
+                grown(s, s0, 'rc_held_expired')))
+        # ePSN is RQPSN + 2 now: a WRITE at + 3 waits for a + 2 never sent
+        drain_acks()
+        s0 = fresh_stats(HELD)
+        write_only(h.qp_num, RQPSN + 3, hmr, 2048, a_)
+        nak = next_aeth(RQPSN + 2)
+        s = fresh_stats(HELD)
+        result('a gap nothing fills is NAKed (sequence error) when the hold '
+               'runs out, the held WRITE dropped',
+               nak is not None and nak[1] == 0x60 and
+               hmr.read(64, 2048) == zero and
+               grown(s, s0, 'rc_held_requests') == 1 and
+               grown(s, s0, 'rc_held_expired') == 1 and
+               grown(s, s0, 'rc_seq_naks_sent') == 1,
+               'NAK %s, held +%d, expired +%d, NAKs +%d' %
+               (nak, grown(s, s0, 'rc_held_requests'),
+                grown(s, s0, 'rc_held_expired'),
+                grown(s, s0, 'rc_seq_naks_sent')))
+        h.close()
+        h = new_qp(e.IBV_QPT_RC)
+        s0 = fresh_stats(HELD)
+        write_only(h.qp_num, RQPSN + 5, hmr, 3072, b_)
+        s, ok_ = wait_stats(HELD, lambda s: grown(s, s0, 'rc_held_requests') >= 1)
+        h.close()
+        result('a QP with a request held is destroyed, the WRITE not executed',
+               ok_ and hmr.read(64, 3072) == zero)
+        # the requester's side: this process answers a 2 KiB READ (two
+        # responses at MTU 1024) of a QP whose retransmit timer (timeout
+        # 20: 4.3 s) outlasts the 1 s hold
+        set_hold(1000)
+        read_case(hmr, rnd3c)
+    finally:
+        set_hold(0)
+    hmr.close()
 
 # 4. after all that, an ordinary RC connection on DEV (to its own address)
 # still moves data byte for byte.

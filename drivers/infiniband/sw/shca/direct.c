@@ -241,12 +241,15 @@ static struct shca_dev *shca_direct_peer(const struct shca_path *path,
 	return peer;
 }
 
-/*
- * Are packets waiting in some CPU's receive backlog (netif_rx(): a veth's
- * packets until the NET_RX softirq, or ksoftirqd under load, takes
- * them)?  A lockless look: a hint, not a count.  Context: any.
+/**
+ * shca_rx_backlog_busy - are packets waiting in some CPU's receive backlog?
+ *
+ * netif_rx() (a veth's, loopback's) leaves them there until the NET_RX
+ * softirq, or ksoftirqd under load, takes them.  A lockless look: a hint,
+ * not a count.
+ * Context: any.
  */
-static bool shca_direct_backlog(void)
+bool shca_rx_backlog_busy(void)
 {
 	struct softnet_data *sd;
 	int cpu;
@@ -260,52 +263,74 @@ static bool shca_direct_backlog(void)
 	return false;
 }
 
+/*
+ * The QP @qp talks to, when it is a QP of a shca device of this host (over
+ * loopback or a veth pair, the direct path and the wire alike) connected
+ * back to @qp: referenced, with its device (referenced) in *@peerp.
+ * Context: process.
+ * Return: the QP, or NULL.
+ */
+static struct shca_qp *shca_direct_peer_qp(struct shca_qp *qp,
+					   struct shca_dev **peerp)
+{
+	struct net_device *target;
+	struct shca_path path;
+	struct shca_dev *peer;
+	struct shca_qp *dqp;
+
+	if (shca_qp_path(qp, &path))
+		return NULL;
+	peer = shca_direct_peer(&path, &target);
+	dst_release(path.dst);
+	if (!peer)
+		return NULL;
+	dqp = shca_qp_get(peer, READ_ONCE(qp->attr.dest_qp_num));
+	if (dqp && READ_ONCE(dqp->attr.dest_qp_num) != qp->ibqp.qp_num) {
+		shca_qp_put(dqp);
+		dqp = NULL;
+	}
+	if (!dqp) {
+		ib_device_put(&peer->ibdev);
+		return NULL;
+	}
+	*peerp = peer;
+	return dqp;
+}
+
 /**
  * shca_direct_dest_holds - do @qp's packets wait at its destination on
  *	this host?
  * @qp: RC/XRC initiator QP whose retransmit timer expired
  *
- * When the destination address belongs to a shca device of this host
- * (over loopback or a veth pair, the direct path and the wire alike), the
- * QP @qp talks to is looked up there: requests in its rx_queue, its RQ
- * engine queued (a READ's later responses) or running, packets in that
- * device's tx queue (the responses on their way back, on the wire) or in
- * a CPU's receive backlog (the wire's packets either way, before the
- * softirq takes them), mean that what @qp sent arrived or is on its way
- * and waits for a CPU (a host with more runnable engines than CPUs), not
- * that anything was lost.  Packets still in this device's own tx queue
- * are in the same case, as TCP does not resend a segment still in its
- * host's queues.
+ * When @qp talks to a QP of this host (shca_direct_peer_qp()): requests
+ * in that QP's rx_queue, its RQ engine queued (a READ's later responses)
+ * or running, packets in its device's tx queue (the responses on their
+ * way back, on the wire) or in a CPU's receive backlog (the wire's
+ * packets either way, before the softirq takes them), mean that what @qp
+ * sent arrived or is on its way and waits for a CPU (a host with more
+ * runnable engines than CPUs), not that anything was lost.  Packets still
+ * in this device's own tx queue are in the same case, as TCP does not
+ * resend a segment still in its host's queues.
  * Context: SQ engine (process).
  * Return: true if the timeout should wait for them.
  */
 bool shca_direct_dest_holds(struct shca_qp *qp)
 {
 	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
-	struct net_device *target;
-	struct shca_path path;
 	struct shca_dev *peer;
 	struct shca_qp *dqp;
-	bool holds = false;
+	bool holds;
 
 	if (atomic_read(&sdev->tx_inflight))
 		return true;
-	if (shca_qp_path(qp, &path))
+	dqp = shca_direct_peer_qp(qp, &peer);
+	if (!dqp)
 		return false;
-	peer = shca_direct_peer(&path, &target);
-	dst_release(path.dst);
-	if (!peer)
-		return false;
-	dqp = shca_qp_get(peer, READ_ONCE(qp->attr.dest_qp_num));
-	if (dqp) {
-		holds = READ_ONCE(dqp->attr.dest_qp_num) == qp->ibqp.qp_num &&
-			(!skb_queue_empty(&dqp->rx_queue) ||
-			 work_pending(&dqp->rq_work) ||
-			 mutex_is_locked(&dqp->rq_engine) ||
-			 atomic_read(&peer->tx_inflight) ||
-			 shca_direct_backlog());
-		shca_qp_put(dqp);
-	}
+	holds = !skb_queue_empty(&dqp->rx_queue) ||
+		work_pending(&dqp->rq_work) ||
+		mutex_is_locked(&dqp->rq_engine) ||
+		atomic_read(&peer->tx_inflight) || shca_rx_backlog_busy();
+	shca_qp_put(dqp);
 	ib_device_put(&peer->ibdev);
 	return holds;
 }
@@ -365,4 +390,44 @@ int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		shca_rq_inline(inl.qp, inl.skb);
 	ib_device_put(&peer->ibdev);
 	return 0;
+}
+
+/* For tests, which cannot make the host reorder at will. */
+static unsigned int shca_hold_any_ms;
+module_param_named(rc_hold_any_ms, shca_hold_any_ms, uint, 0644);
+MODULE_PARM_DESC(rc_hold_any_ms,
+		 "tests: hold any RC wire packet after a gap for this many ms, whatever its peer and the receive backlogs (default: 0, hold only while this host may have reordered it)");
+
+/**
+ * shca_reorder_hold - may a wire packet after a gap wait for it to fill?
+ * @qp: RC/XRC QP that received it (a request or a response)
+ * @t: the hold to start, if it may
+ *
+ * Only while @qp's peer is a QP of this host (shca_direct_peer_qp()),
+ * whose packets may be overtaken on the way: in the receive backlogs, or
+ * while a CPU's softirq delivers a GSO datagram's segments.  The
+ * rc_hold_any_ms test parameter holds for its time whatever the peer.
+ * Context: SQ or RQ engine (process).
+ * Return: true if it may (@t set up), false to act on the gap now.
+ */
+bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *t)
+{
+	u32 ms = READ_ONCE(shca_hold_any_ms);
+	struct shca_dev *peer;
+	struct shca_qp *dqp;
+
+	t->start = ktime_get_ns();
+	if (ms) {
+		t->len = (u64)min(ms, 60000U) * NSEC_PER_MSEC;
+		t->min = t->len;
+		return true;
+	}
+	dqp = shca_direct_peer_qp(qp, &peer);
+	if (!dqp)
+		return false;
+	shca_qp_put(dqp);
+	ib_device_put(&peer->ibdev);
+	t->min = SHCA_REORDER_MIN_NS;
+	t->len = SHCA_REORDER_HOLD_NS;
+	return true;
 }

@@ -496,8 +496,10 @@ int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	}
 	WRITE_ONCE(qp->dying, true);	/* engines drop everything now */
 	xa_erase_irq(&sdev->qps, ibqp->qp_num);
-	if (shca_qp_is_conn(ibqp->qp_type))
+	if (shca_qp_is_conn(ibqp->qp_type)) {
 		shca_req_stop(qp);
+		shca_resp_stop(qp);
+	}
 	shca_qp_put(qp);
 	/* queued work, timers, skbs and lookups all hold references */
 	wait_for_completion(&qp->freed);

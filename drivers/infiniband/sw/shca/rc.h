@@ -72,8 +72,9 @@ bool shca_req_resumes(struct shca_qp *qp);
 int shca_resp_init(struct shca_qp *qp);
 void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		      int mask);
+void shca_resp_stop(struct shca_qp *qp);
 void shca_resp_fini(struct shca_qp *qp);
-void shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb);
+bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb);
 
 /* sq.c: the route of a connected QP's packets (from qp->attr.ah_attr). */
 int shca_qp_path(struct shca_qp *qp, struct shca_path *path);

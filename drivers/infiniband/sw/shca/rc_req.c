@@ -349,6 +349,13 @@ static void shca_req_rnr_fn(struct timer_list *t)
 	shca_req_timer_fire(qp, SHCA_REQ_EV_RNR);
 }
 
+static void shca_req_hold_fn(struct timer_list *t)
+{
+	struct shca_qp *qp = from_timer(qp, t, req.hold_timer);
+
+	shca_req_timer_fire(qp, SHCA_REQ_EV_HOLD);
+}
+
 /* (Re)arm @t for @ns with a QP reference.  Context: SQ engine. */
 static void shca_req_arm(struct shca_qp *qp, struct timer_list *t, u64 ns)
 {
@@ -366,6 +373,24 @@ static void shca_req_disarm(struct shca_qp *qp, struct timer_list *t)
 {
 	if (del_timer(t))
 		shca_qp_put(qp);
+}
+
+/*
+ * Look at the held responses again (shca_hold_wait()), unless the timer
+ * is pending.  Context: SQ engine.
+ */
+void shca_req_arm_hold(struct shca_qp *qp)
+{
+	if (!timer_pending(&qp->req.hold_timer))
+		shca_req_arm(qp, &qp->req.hold_timer,
+			     shca_hold_wait(&qp->req.hold_time, ktime_get_ns(),
+					    SHCA_REORDER_CHECK_NS));
+}
+
+/* None held any more.  Context: SQ engine. */
+void shca_req_disarm_hold(struct shca_qp *qp)
+{
+	shca_req_disarm(qp, &qp->req.hold_timer);
 }
 
 /*
@@ -1558,6 +1583,8 @@ static void shca_req_events(struct shca_qp *qp, bool drained)
 {
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
+	/* shca_req_responses() looked at the held responses already */
+	clear_bit(SHCA_REQ_EV_HOLD, &qp->req.events);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD) {
 		clear_bit(SHCA_REQ_EV_RNR, &qp->req.events);
 		clear_bit(SHCA_REQ_EV_RTO, &qp->req.events);
@@ -1591,9 +1618,17 @@ static bool shca_req_responses(struct shca_qp *qp)
 	bool done = true;
 
 	while ((skb = skb_dequeue(&qp->comp_queue))) {
-		if (!READ_ONCE(qp->dying) && shca_rx_verify(qp, skb))
-			shca_comp_rx(qp, skb);
-		kfree_skb(skb);
+		u32 una = qp->req.una;
+		bool held = false;
+
+		if (!READ_ONCE(qp->dying) && shca_rx_verify(qp, skb)) {
+			held = shca_comp_rx(qp, skb);
+			/* progress may have filled a held response's gap */
+			if (!held && una != qp->req.una)
+				shca_comp_rerun(qp);
+		}
+		if (!held)
+			kfree_skb(skb);
 		WRITE_ONCE(qp->comp_done, qp->comp_done + 1);
 		shca_qp_put(qp);	/* the skb's reference */
 		if (!--budget) {
@@ -1603,6 +1638,8 @@ static bool shca_req_responses(struct shca_qp *qp)
 	}
 	if (budget != SHCA_RX_BUDGET)
 		shca_sq_consumed_more(qp);
+	if (done)
+		shca_comp_hold_check(qp);
 	return done;
 }
 
@@ -1629,6 +1666,7 @@ static bool shca_req_run(struct shca_qp *qp)
 		/* the timers are stopped or about to be: nothing to do */
 		clear_bit(SHCA_REQ_EV_RNR, &qp->req.events);
 		clear_bit(SHCA_REQ_EV_RTO, &qp->req.events);
+		clear_bit(SHCA_REQ_EV_HOLD, &qp->req.events);
 		return done;
 	}
 	shca_req_events(qp, done);
@@ -1754,6 +1792,7 @@ int shca_req_init(struct shca_qp *qp)
 	req->iop_cap = shca_req_wants_iops(qp);
 	req->nwqes = shca_req_shadow_entries(qp->sq.ring.entries,
 					     req->iop_cap);
+	__skb_queue_head_init(&req->held);
 	req->wqes = kvcalloc(req->nwqes, sizeof(*req->wqes), GFP_KERNEL);
 	if (!req->wqes)
 		return -ENOMEM;
@@ -1762,6 +1801,7 @@ int shca_req_init(struct shca_qp *qp)
 	shca_rc_win_reset(&req->win);
 	timer_setup(&req->rto_timer, shca_req_rto_fn, 0);
 	timer_setup(&req->rnr_timer, shca_req_rnr_fn, 0);
+	timer_setup(&req->hold_timer, shca_req_hold_fn, 0);
 	return 0;
 }
 
@@ -1780,6 +1820,8 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		req->wire_sent = false;
 		req->rto_held = 0;
 		shca_rc_win_reset(&req->win);
+		/* responses of an earlier connection (the timer finds none) */
+		__skb_queue_purge(&req->held);
 	}
 	if (mask & IB_QP_RETRY_CNT)
 		shca_rc_retry_init_cnt(&req->retry, attr->retry_cnt);
@@ -1869,6 +1911,11 @@ void shca_req_stop(struct shca_qp *qp)
 		shca_qp_put(qp);
 	if (del_timer_sync(&qp->req.rnr_timer))
 		shca_qp_put(qp);
+	if (del_timer_sync(&qp->req.hold_timer))
+		shca_qp_put(qp);
+	mutex_lock(&qp->sq_engine);
+	shca_comp_hold_drop(qp);
+	mutex_unlock(&qp->sq_engine);
 	shca_req_close_iops(qp);
 }
 
@@ -1881,6 +1928,7 @@ void shca_req_fini(struct shca_qp *qp)
 {
 	shca_req_wire_discharge(qp);
 	shca_req_close_iops(qp);
+	__skb_queue_purge(&qp->req.held);
 	kvfree(qp->req.wqes);
 	qp->req.wqes = NULL;
 }

@@ -5,10 +5,13 @@
 
 #include <linux/list.h>
 #include <linux/spinlock.h>
+#include <linux/skbuff.h>
 #include <linux/timer.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/shca-abi.h>
+
+#include "hold_logic.h"
 
 #define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
 #define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
@@ -20,6 +23,7 @@
 enum shca_req_event {
 	SHCA_REQ_EV_RTO,
 	SHCA_REQ_EV_RNR,
+	SHCA_REQ_EV_HOLD,	/* look at the held responses again */
 };
 
 /* Shadow slots added for internal operations on a QP that takes them. */
@@ -132,6 +136,20 @@ struct shca_req {
 	bool iop_cap;		/* takes internal operations (TM SRQ) */
 	struct timer_list rto_timer;
 	struct timer_list rnr_timer;
+	/*
+	 * Responses after a gap, held in arrival order while the packet
+	 * that fills it may still be on its way (rc_req_comp.c); they gave
+	 * up their QP references.  @comp_skb is the response being handled
+	 * (NULL once it is held), @hold_rerun is set while the held ones are
+	 * handled again.  @hold_time says how long the hold lasts
+	 * (shca_hold_keep()); @hold_timer brings the engine back to look
+	 * again meanwhile.
+	 */
+	struct sk_buff_head held;
+	struct sk_buff *comp_skb;
+	struct shca_hold_time hold_time;
+	bool hold_rerun;
+	struct timer_list hold_timer;
 	/*
 	 * Internal operations posted and not yet fetched.  iop_lock
 	 * (irqsave) is a leaf lock: shca_req_post_iop() (any context), the

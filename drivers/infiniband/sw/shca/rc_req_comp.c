@@ -15,8 +15,24 @@
  *  - READ responses must arrive in order; a gap re-requests the rest of
  *    the READ from the first missing PSN (once per gap);
  *  - anything stale is ignored, anything malformed dropped and counted.
+ *
+ * Either gap (an implicit NAK, a READ response or atomic ACK after the
+ * one expected) may be reordering on this host rather than a loss: the
+ * responder's ACKs go out inline, its READ responses through tx_work,
+ * and two CPUs' receive backlogs may deliver them swapped (rc_resp.c,
+ * "Reordering").  So, as the responder does with requests, the response
+ * that shows the gap is held, when its peer QP is on this host
+ * (shca_reorder_hold(), for as long as rc_resp.c holds): in arrival order, at
+ * most SHCA_HOLD_MAX, and handled again (shca_comp_rerun()) whenever una
+ * moves.  Nothing is resent unless the hold runs out, or nothing may
+ * bring the gap's packet any more (shca_comp_hold_check()): the held
+ * responses are then handled once more, and the first gap goes back as
+ * before.  rc_held_responses counts the holds, rc_held_expired those
+ * that ran out.
  */
 #include "rc_req_priv.h"
+#include "direct.h"
+#include "hold_logic.h"
 #include "psn.h"
 #include "wire.h"
 
@@ -30,6 +46,110 @@ static void shca_comp_dup(struct shca_qp *qp)
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_DUP_ACKS);
 }
 
+/*
+ * The response in hand shows a gap: hold it (see above)?  Context: SQ
+ * engine.  Return: true if it is held (the caller stops there).
+ */
+static bool shca_comp_hold(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	u32 n = skb_queue_len(&req->held);
+	bool started = n || req->hold_rerun;
+	struct shca_hold_time t;
+	bool may_start = false;
+
+	if (!req->comp_skb)
+		return false;
+	if (!started)
+		may_start = shca_reorder_hold(qp, &t);
+	if (!shca_hold_ok(n, false, started, may_start,
+			  started && shca_hold_expired(&req->hold_time,
+						       ktime_get_ns())))
+		return false;
+	if (!started) {
+		req->hold_time = t;
+		shca_req_arm_hold(qp);
+	}
+	__skb_queue_tail(&req->held, req->comp_skb);
+	req->comp_skb = NULL;
+	if (!req->hold_rerun)
+		shca_stat_inc(to_sdev(qp->ibqp.device),
+			      SHCA_STAT_RC_HELD_RESPONSES);
+	return true;
+}
+
+/**
+ * shca_comp_hold_drop - drop the held responses
+ * @qp: RC/XRC initiator QP, leaving RTS or destroyed
+ *
+ * Context: SQ engine (qp->sq_engine held).
+ */
+void shca_comp_hold_drop(struct shca_qp *qp)
+{
+	__skb_queue_purge(&qp->req.held);
+	shca_req_disarm_hold(qp);
+}
+
+/**
+ * shca_comp_rerun - handle the held responses again, in arrival order
+ * @qp: RC/XRC initiator QP whose una moved
+ *
+ * Each is held again if its gap is still open and the hold lasts.
+ * Context: SQ engine.
+ */
+void shca_comp_rerun(struct shca_qp *qp)
+{
+	struct shca_req *req = &qp->req;
+	struct sk_buff_head again;
+	struct sk_buff *skb;
+
+	if (skb_queue_empty(&req->held))
+		return;
+	__skb_queue_head_init(&again);
+	skb_queue_splice_init(&req->held, &again);
+	req->hold_rerun = true;
+	while ((skb = __skb_dequeue(&again)))
+		if (!shca_comp_rx(qp, skb))
+			consume_skb(skb);
+	req->hold_rerun = false;
+	if (skb_queue_empty(&req->held))
+		shca_req_disarm_hold(qp);
+}
+
+/**
+ * shca_comp_hold_check - end the hold when it may
+ * @qp: RC/XRC initiator QP, after its queued responses
+ *
+ * While the hold lasts (shca_hold_keep(): its minimum, then while a
+ * packet may still bring the gap's, queued for @qp or in a backlog),
+ * look again later; else handle the held
+ * responses with the hold over: the first gap goes back.  Out of RTS
+ * (SQD) they are dropped.
+ * Context: SQ engine.
+ */
+void shca_comp_hold_check(struct shca_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct shca_req *req = &qp->req;
+
+	if (skb_queue_empty(&req->held))
+		return;
+	if (READ_ONCE(qp->dying) ||
+	    (state != IB_QPS_RTS && state != IB_QPS_SQD)) {
+		shca_comp_hold_drop(qp);
+		return;
+	}
+	if (shca_hold_keep(&req->hold_time, ktime_get_ns(),
+			   !skb_queue_empty(&qp->comp_queue) ||
+			   shca_rx_backlog_busy())) {
+		shca_req_arm_hold(qp);
+		return;
+	}
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_HELD_EXPIRED);
+	req->hold_time.len = 0;	/* over: each goes back or is handled */
+	shca_comp_rerun(qp);
+}
+
 /* Next response PSN a READ/atomic WQE waits for. */
 static u32 shca_comp_expect(const struct shca_req_wqe *w)
 {
@@ -37,10 +157,11 @@ static u32 shca_comp_expect(const struct shca_req_wqe *w)
 }
 
 /*
- * Acknowledge every PSN up to and including @last.
+ * Acknowledge every PSN up to and including @last.  A positive ACK
+ * (@ack) that shows a READ or atomic response missing may be held.
  * Context: SQ engine.
  */
-static void shca_comp_acked(struct shca_qp *qp, u32 last)
+static void shca_comp_acked(struct shca_qp *qp, u32 last, bool ack)
 {
 	struct shca_req *req = &qp->req;
 	u32 una = shca_psn_add(last, 1);
@@ -64,7 +185,7 @@ static void shca_comp_acked(struct shca_qp *qp, u32 last)
 		shca_req_retire(qp, IB_WC_SUCCESS);
 	}
 	shca_req_advance(qp, una);
-	if (implicit_nak)
+	if (implicit_nak && !(ack && shca_comp_hold(qp)))
 		shca_req_go_back(qp, una, true);
 }
 
@@ -84,7 +205,7 @@ static bool shca_comp_ack_before(struct shca_qp *qp, u32 psn)
 		shca_comp_dup(qp);
 		return false;
 	}
-	shca_comp_acked(qp, shca_psn_add(psn, -1));
+	shca_comp_acked(qp, shca_psn_add(psn, -1), false);
 	return req->una == psn;
 }
 
@@ -109,7 +230,7 @@ static void shca_comp_ack(struct shca_qp *qp, const struct shca_wire_pkt *pkt)
 		switch (shca_rc_ack_classify(psn, qp->req.una,
 					     qp->req.next_psn)) {
 		case SHCA_RC_ACK_NEW:
-			shca_comp_acked(qp, psn);
+			shca_comp_acked(qp, psn, true);
 			break;
 		case SHCA_RC_ACK_DUP:
 			shca_comp_dup(qp);
@@ -180,10 +301,12 @@ static struct shca_req_wqe *shca_comp_target(struct shca_qp *qp, u32 psn)
 
 			if (psn == expect)
 				return w;
-			if (shca_psn_after(psn, expect))
-				shca_req_go_back(qp, expect, true);
-			else
+			if (shca_psn_after(psn, expect)) {
+				if (!shca_comp_hold(qp))
+					shca_req_go_back(qp, expect, true);
+			} else {
 				shca_comp_dup(qp);
+			}
 			return NULL;
 		}
 		if (!shca_req_all_sent(w, req->next_psn) ||
@@ -265,42 +388,56 @@ static void shca_comp_atomic(struct shca_qp *qp,
 	shca_comp_got(qp, w, pkt->hdr.psn);
 }
 
-/**
- * shca_comp_rx - handle one response packet
- * @qp: QP the packet was steered to
- * @skb: the packet; not consumed
- *
- * Context: SQ engine.
- */
-void shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb)
+/* One parsed response.  Context: SQ engine. */
+static void shca_comp_pkt(struct shca_qp *qp, const struct shca_wire_pkt *pkt,
+			  void *payload)
 {
-	struct shca_rx_cb *cb = shca_rx_cb(skb);
-	enum ib_qp_state state = READ_ONCE(qp->state);
-	struct shca_wire_pkt pkt;
-
-	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
-		return;		/* nothing outstanding to answer */
-	/* rq.c let only responses of the QP's own transport through */
-	if (!shca_qp_is_reliable(qp->ibqp.qp_type) ||
-	    shca_wire_parse(skb->data + cb->bth_off, cb->blen, &pkt)) {
-		shca_comp_bad(qp);
-		return;
-	}
-	switch (pkt.hdr.opcode & SHCA_OPC_MASK) {
+	switch (pkt->hdr.opcode & SHCA_OPC_MASK) {
 	case SHCA_OPC_ACKNOWLEDGE:
-		shca_comp_ack(qp, &pkt);
+		shca_comp_ack(qp, pkt);
 		break;
 	case SHCA_OPC_ATOMIC_ACKNOWLEDGE:
-		shca_comp_atomic(qp, &pkt);
+		shca_comp_atomic(qp, pkt);
 		break;
 	case SHCA_OPC_RDMA_READ_RESPONSE_FIRST:
 	case SHCA_OPC_RDMA_READ_RESPONSE_MIDDLE:
 	case SHCA_OPC_RDMA_READ_RESPONSE_LAST:
 	case SHCA_OPC_RDMA_READ_RESPONSE_ONLY:
-		shca_comp_read(qp, &pkt,
-			       skb->data + cb->bth_off + pkt.hdr_len);
+		shca_comp_read(qp, pkt, payload);
 		break;
 	default:
 		shca_comp_bad(qp);
 	}
+}
+
+/**
+ * shca_comp_rx - handle one response packet
+ * @qp: QP the packet was steered to
+ * @skb: the packet
+ *
+ * Context: SQ engine.
+ * Return: true if @skb was held (see above); else the caller frees it.
+ */
+bool shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool wire = !cb->seg;
+	struct shca_wire_pkt pkt;
+	bool held;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return false;	/* nothing outstanding to answer */
+	/* rq.c let only responses of the QP's own transport through */
+	if (!shca_qp_is_reliable(qp->ibqp.qp_type) ||
+	    shca_wire_parse(skb->data + cb->bth_off, cb->blen, &pkt)) {
+		shca_comp_bad(qp);
+		return false;
+	}
+	/* the same-host path delivers in order: only the wire's are held */
+	qp->req.comp_skb = wire ? skb : NULL;
+	shca_comp_pkt(qp, &pkt, skb->data + cb->bth_off + pkt.hdr_len);
+	held = wire && !qp->req.comp_skb;
+	qp->req.comp_skb = NULL;
+	return held;
 }

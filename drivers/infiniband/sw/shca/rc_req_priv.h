@@ -78,10 +78,15 @@ void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
 void shca_req_advance(struct shca_qp *qp, u32 una);
 void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded);
 void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code);
+void shca_req_arm_hold(struct shca_qp *qp);
+void shca_req_disarm_hold(struct shca_qp *qp);
 int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
 		       u64 off, struct shca_sge_cursor *cur);
 
 /* rc_req_comp.c */
-void shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb);
+bool shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb);
+void shca_comp_rerun(struct shca_qp *qp);
+void shca_comp_hold_check(struct shca_qp *qp);
+void shca_comp_hold_drop(struct shca_qp *qp);
 
 #endif /* SHCA_RC_REQ_PRIV_H */

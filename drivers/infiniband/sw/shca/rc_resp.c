@@ -13,7 +13,8 @@
  *    runs and returns a verdict (done, drop, RNR, or a fatal NAK);
  *  - duplicate: SEND/WRITE are ACKed again, READ and atomics are answered
  *    again from the responder resources;
- *  - future: one PSN sequence NAK per gap.
+ *  - future: one PSN sequence NAK per gap, unless the request is held
+ *    for the gap to fill (below).
  * READ responses and atomic ACKs are queued as resources and sent by
  * shca_resp_tx() oldest first, in budgeted batches; plain ACKs and
  * sequence NAKs wait until they are out, so responses leave in PSN order.
@@ -33,10 +34,12 @@
 #include <linux/slab.h>
 
 #include "shca.h"
+#include "direct.h"
 #include "roce.h"
 #include "rq.h"
 #include "tm.h"
 #include "wire.h"
+#include "hold_logic.h"
 #include "rc_resp_logic.h"
 
 #define SHCA_RESP_TX_BUDGET	64	/* response packets per engine run */
@@ -49,6 +52,32 @@
  * AckReq is not held up for long.
  */
 #define SHCA_RESP_ACK_DELAY_NS	(100 * NSEC_PER_USEC)
+
+/*
+ * Reordering on this host.  A veth's or loopback's packets wait in the
+ * receive backlog of the CPU that sent them until its NET_RX softirq takes
+ * them; under load (on 6.1, once ksoftirqd has work, it alone runs them,
+ * at nice 0 behind the engines' workers) one CPU's backlog may wait for
+ * milliseconds while another's runs at once.  Two packets of one QP sent
+ * from two CPUs then arrive swapped.  So a request after a gap, from a
+ * peer QP on this host, is held rather than NAKed: at most SHCA_HOLD_MAX
+ * of them (as many as such a peer may send after the gap), in PSN order,
+ * for SHCA_REORDER_MIN_NS, then while a backlog or the QP's rx_queue
+ * holds packets, SHCA_REORDER_HOLD_NS at most (direct.h).  The minimum
+ * covers what no queue shows: a GSO datagram's segments, which the
+ * receiving CPU's softirq delivers one by one after it took the datagram
+ * off its backlog.  When ePSN reaches them they run in order as
+ * if they had just arrived, and nothing is NAKed or resent
+ * (rc_held_requests counts them).  When the hold runs out, or nothing
+ * is queued any more after the minimum, the gap gets its sequence NAK as
+ * it would have at once, and what was held is dropped, as the requester
+ * resends it (rc_held_expired).  A peer elsewhere gets its NAK at once: delaying a
+ * request is what a network may do anyway, so either is within the rules
+ * (IBTA 9.7.5.1.1), but only this host is known to reorder.  The test
+ * parameter rc_hold_any_ms holds any wire request after a gap, for that
+ * long (at most a minute) whatever the backlogs.  The requester holds
+ * responses after a gap the same way (rc_req_comp.c).
+ */
 
 enum shca_resp_verdict {
 	SHCA_RV_DONE,		/* executed: advance ePSN */
@@ -147,11 +176,54 @@ static void shca_resp_ack_timer_stop(struct shca_qp *qp)
 		shca_qp_put(qp);
 }
 
+/*
+ * Time to look at the held requests again (shca_rc_hold_check()).
+ * Context: softirq (hrtimer).  Drops the reference the armed timer held.
+ */
+static enum hrtimer_restart shca_resp_hold_timer_fn(struct hrtimer *t)
+{
+	struct shca_qp *qp = container_of(t, struct shca_qp, resp.hold_timer);
+
+	if (!READ_ONCE(qp->dying))
+		shca_qp_queue(qp, &qp->rq_work);
+	shca_qp_put(qp);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Arm it (shca_hold_wait()), unless it is armed or running.
+ * Context: RQ engine.
+ */
+static void shca_resp_hold_timer_arm(struct shca_qp *qp)
+{
+	struct hrtimer *t = &qp->resp.hold_timer;
+	u64 ns;
+
+	if (READ_ONCE(qp->dying) || hrtimer_active(t))
+		return;
+	ns = shca_hold_wait(&qp->resp.hold_time, ktime_get_ns(),
+			    SHCA_REORDER_CHECK_NS);
+	kref_get(&qp->ref);
+	hrtimer_start(t, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
+}
+
+/*
+ * Drop the held requests: the requester resends them after its NAK, or
+ * the connection is gone.  Context: RQ engine.
+ */
+static void shca_resp_hold_drop(struct shca_qp *qp)
+{
+	__skb_queue_purge(&qp->resp.held);
+	if (hrtimer_try_to_cancel(&qp->resp.hold_timer) == 1)
+		shca_qp_put(qp);
+}
+
 /* Context: process, may sleep (QP creation). */
 int shca_resp_init(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
 
+	__skb_queue_head_init(&resp->held);
 	resp->wqe = kzalloc(sizeof(*resp->wqe), GFP_KERNEL);
 	resp->res = kcalloc(SHCA_MAX_RD_ATOM, sizeof(*resp->res), GFP_KERNEL);
 	if (!resp->wqe || !resp->res) {
@@ -165,6 +237,8 @@ int shca_resp_init(struct shca_qp *qp)
 	resp->mtu = shca_ib_mtu_to_bytes(IB_MTU_256);
 	hrtimer_init(&resp->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	resp->ack_timer.function = shca_resp_ack_timer_fn;
+	hrtimer_init(&resp->hold_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	resp->hold_timer.function = shca_resp_hold_timer_fn;
 	return 0;
 }
 
@@ -225,12 +299,28 @@ void shca_resp_fini(struct shca_qp *qp)
 
 	if (resp->wqe && resp->wqe_valid && resp->tm_kind)
 		shca_resp_cleanup(qp, false);
+	__skb_queue_purge(&resp->held);
 	if (resp->res)
 		shca_resp_res_reset(resp);
 	kfree(resp->res);
 	kfree(resp->wqe);
 	resp->res = NULL;
 	resp->wqe = NULL;
+}
+
+/**
+ * shca_resp_stop - destroy: let go of the hold's timer
+ * @qp: RC/UC/XRC QP, qp->dying set
+ *
+ * An RQ engine run finishes first: later ones see qp->dying and arm
+ * nothing.  What is held is freed by shca_resp_fini().
+ * Context: process, may sleep.
+ */
+void shca_resp_stop(struct shca_qp *qp)
+{
+	shca_rq_sync(qp);
+	if (hrtimer_cancel(&qp->resp.hold_timer))
+		shca_qp_put(qp);
 }
 
 /* Apply the RTR handover, if one is due.  Context: RQ engine. */
@@ -241,6 +331,7 @@ static void shca_resp_check_reset(struct shca_qp *qp)
 	/* fully ordered: pairs with the barrier before set_bit() */
 	if (!test_and_clear_bit(SHCA_RESP_RESET_BIT, &resp->reset))
 		return;
+	shca_resp_hold_drop(qp);
 	shca_resp_res_reset(resp);
 	resp->epsn = resp->init_epsn;
 	resp->nres = resp->init_nres;
@@ -1110,7 +1201,67 @@ static void shca_rc_future(struct shca_qp *qp)
 	resp->ack_due = false;
 }
 
-static void shca_rc_rx(struct shca_qp *qp, struct shca_resp_pkt *p)
+/* The PSN of a request that shca_resp_parse() accepted. */
+static u32 shca_resp_skb_psn(struct sk_buff *skb)
+{
+	const struct shca_bth *bth;
+
+	bth = (const void *)(skb->data + shca_rx_cb(skb)->bth_off);
+	return shca_psn_mask(be32_to_cpu(bth->apsn));
+}
+
+/*
+ * Hold @skb, a request after a gap, in PSN order (see "Reordering"); a
+ * second copy of a held PSN is dropped.  Context: RQ engine.
+ * Return: true if @skb was taken (held or freed), false for the NAK.
+ */
+static bool shca_rc_hold(struct shca_qp *qp, struct sk_buff *skb,
+			 const struct shca_resp_pkt *p)
+{
+	struct shca_resp *resp = &qp->resp;
+	u32 n = skb_queue_len(&resp->held);
+	u32 psn = p->w.hdr.psn, at;
+	struct sk_buff *pos;
+	struct shca_hold_time t;
+	bool may_start = false;
+
+	if (p->direct)
+		return false;
+	if (!n && !resp->nak_seq_sent)
+		may_start = shca_reorder_hold(qp, &t);
+	if (!shca_hold_ok(n, resp->nak_seq_sent, n, may_start,
+			  n && shca_hold_expired(&resp->hold_time,
+						 ktime_get_ns())))
+		return false;
+	if (!n) {
+		resp->hold_time = t;
+		shca_resp_hold_timer_arm(qp);
+	}
+	/* from the tail: reordered requests mostly come in order after it */
+	skb_queue_reverse_walk(&resp->held, pos) {
+		at = shca_resp_skb_psn(pos);
+		if (at == psn) {
+			consume_skb(skb);
+			return true;
+		}
+		if (shca_hold_before(at, psn, resp->epsn))
+			break;
+	}
+	if (pos == (struct sk_buff *)&resp->held)
+		__skb_queue_head(&resp->held, skb);
+	else
+		__skb_queue_after(&resp->held, pos, skb);
+	shca_resp_stat(qp, SHCA_STAT_RC_HELD_REQUESTS);
+	return true;
+}
+
+/*
+ * One RC request by PSN; a request after a gap may be held (@skb, NULL
+ * for one already held).  Context: RQ engine.
+ * Return: true if @skb was taken.
+ */
+static bool shca_rc_rx(struct shca_qp *qp, struct sk_buff *skb,
+		       struct shca_resp_pkt *p)
 {
 	switch (shca_resp_psn_class(p->w.hdr.psn, qp->resp.epsn)) {
 	case SHCA_PSN_EXPECTED:
@@ -1120,9 +1271,13 @@ static void shca_rc_rx(struct shca_qp *qp, struct shca_resp_pkt *p)
 		shca_rc_duplicate(qp, p);
 		break;
 	case SHCA_PSN_FUTURE:
+		if (skb && shca_rc_hold(qp, skb, p))
+			return true;
+		shca_resp_hold_drop(qp);	/* resent after the NAK */
 		shca_rc_future(qp);
 		break;
 	}
+	return false;
 }
 
 /* ---------------------------------------------------------------- */
@@ -1201,28 +1356,102 @@ static int shca_resp_parse(struct shca_qp *qp, struct sk_buff *skb,
 	return 0;
 }
 
-/* Context: RQ engine.  Consumes nothing: the caller frees @skb. */
-void shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
+/*
+ * One parsed request; @skb as for shca_rc_rx().  Context: RQ engine.
+ * Return: true if @skb was taken.
+ */
+static bool shca_resp_one(struct shca_qp *qp, struct sk_buff *skb,
+			  struct shca_resp_pkt *p)
+{
+	bool taken = false;
+
+	qp->resp.direct = p->direct;	/* where ACKs and NAKs go */
+	shca_resp_xsrq_enter(qp, p->w.hdr.xrc_srqn);
+	if (shca_resp_is_rc(qp))
+		taken = shca_rc_rx(qp, skb, p);
+	else
+		shca_uc_rx(qp, p);
+	shca_resp_xsrq_exit(qp);
+	return taken;
+}
+
+/*
+ * After a request: run the held requests that ePSN has reached, in
+ * order, as if they had just arrived, and drop those it passed (a resent
+ * copy ran).  A NAK since ePSN last moved (RNR), or the QP's error state,
+ * drops the rest.  Context: RQ engine.
+ */
+static void shca_rc_hold_drain(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+	enum shca_psn_class c;
+	struct shca_resp_pkt p;
+	struct sk_buff *skb;
+
+	while ((skb = skb_peek(&resp->held))) {
+		if (resp->nak_seq_sent ||
+		    !shca_resp_state_ok(READ_ONCE(qp->state))) {
+			shca_resp_hold_drop(qp);
+			return;
+		}
+		c = shca_resp_psn_class(shca_resp_skb_psn(skb), resp->epsn);
+		if (c == SHCA_PSN_FUTURE)
+			return;
+		__skb_unlink(skb, &resp->held);
+		if (c == SHCA_PSN_EXPECTED && !shca_resp_parse(qp, skb, &p))
+			shca_resp_one(qp, NULL, &p);
+		consume_skb(skb);
+	}
+	shca_resp_hold_drop(qp);	/* none left: the timer only */
+}
+
+/*
+ * Context: RQ engine.
+ * Return: true if @skb was taken (held, see "Reordering"); else the
+ * caller frees it.
+ */
+bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 {
 	struct shca_resp_pkt p;
+	bool taken;
 
 	if (READ_ONCE(qp->dying) || !shca_resp_state_ok(READ_ONCE(qp->state))) {
 		shca_resp_stat(qp, SHCA_STAT_RX_DROPPED);
-		return;
+		return false;
 	}
 	shca_resp_check_reset(qp);
 	if (shca_resp_parse(qp, skb, &p)) {
 		shca_resp_stat(qp, SHCA_STAT_RX_MALFORMED);
+		return false;
+	}
+	shca_resp_stat(qp, SHCA_STAT_RX_PACKETS);
+	taken = shca_resp_one(qp, skb, &p);
+	if (!taken && !skb_queue_empty(&qp->resp.held))
+		shca_rc_hold_drain(qp);
+	return taken;
+}
+
+/*
+ * The end of a run with requests held: look again later while the hold
+ * lasts (shca_hold_keep(): its minimum, then while a packet may still be
+ * on its way, in a backlog or queued for this QP); else the gap gets its
+ * sequence NAK and what was held is dropped.  Context: RQ engine.
+ */
+static void shca_rc_hold_check(struct shca_qp *qp)
+{
+	struct shca_resp *resp = &qp->resp;
+
+	if (skb_queue_empty(&resp->held))
+		return;
+	if (shca_hold_keep(&resp->hold_time, ktime_get_ns(),
+			   !skb_queue_empty(&qp->rx_queue) ||
+			   shca_rx_backlog_busy())) {
+		shca_resp_hold_timer_arm(qp);
 		return;
 	}
-	qp->resp.direct = p.direct;	/* where ACKs and NAKs go */
-	shca_resp_stat(qp, SHCA_STAT_RX_PACKETS);
-	shca_resp_xsrq_enter(qp, p.w.hdr.xrc_srqn);
-	if (shca_resp_is_rc(qp))
-		shca_rc_rx(qp, &p);
-	else
-		shca_uc_rx(qp, &p);
-	shca_resp_xsrq_exit(qp);
+	shca_resp_stat(qp, SHCA_STAT_RC_HELD_EXPIRED);
+	shca_resp_hold_drop(qp);
+	shca_rc_future(qp);
 }
 
 /* Let go of the message, MRs and resources of a dead connection. */
@@ -1231,6 +1460,7 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
 	struct shca_resp *resp = &qp->resp;
 
 	shca_resp_abort_msg(qp);
+	shca_resp_hold_drop(qp);
 	shca_resp_res_reset(resp);
 	/* a matched tag always gets its completion: it frees the handle */
 	if (resp->wqe_valid && (flush || resp->tm_kind == SHCA_TM_RX_EAGER)) {
@@ -1278,6 +1508,7 @@ bool shca_resp_batch_end(struct shca_qp *qp)
 	}
 	if (!shca_resp_state_ok(state) || !shca_resp_is_rc(qp))
 		return false;
+	shca_rc_hold_check(qp);
 	if (!shca_resp_tx(qp, SHCA_RESP_TX_BUDGET))
 		return true;
 	if (resp->nak_seq_due) {

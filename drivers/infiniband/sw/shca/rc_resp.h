@@ -13,7 +13,10 @@
 #define SHCA_RC_RESP_H
 
 #include <linux/hrtimer.h>
+#include <linux/skbuff.h>
 #include <linux/types.h>
+
+#include "hold_logic.h"
 
 struct shca_dev;
 struct shca_mr;
@@ -63,6 +66,16 @@ struct shca_resp {
 	 */
 	struct hrtimer ack_timer;
 	unsigned long ack_timed;
+	/*
+	 * Requests after a gap, held in PSN order while the packet that
+	 * fills it may still be on its way (rc_resp.c, "Reordering"); they
+	 * gave up their QP references.  @hold_time says how long the hold
+	 * lasts (shca_hold_keep()); @hold_timer (armed with a QP reference)
+	 * runs rq_work to look again meanwhile.
+	 */
+	struct sk_buff_head held;
+	struct shca_hold_time hold_time;
+	struct hrtimer hold_timer;
 
 	/* the SEND or WRITE message in progress */
 	u32 msg_kind;		/* SHCA_OPF_SEND/_WRITE, 0 if none */

@@ -376,12 +376,14 @@ static void shca_rq_one(struct shca_qp *qp, struct sk_buff *skb)
 	}
 	/* read by the SQ engine: does its consumer answer requests? */
 	WRITE_ONCE(qp->rq_requests, qp->rq_requests + 1);
-	if (shca_qp_is_conn(qp->ibqp.qp_type))
-		shca_resp_rx(qp, skb);
-	else if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
+	if (shca_qp_is_conn(qp->ibqp.qp_type)) {
+		if (shca_resp_rx(qp, skb))
+			return;		/* held: the responder's now */
+	} else if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET) {
 		shca_raw_rx_one(qp, skb);
-	else
+	} else {
 		shca_rx_one(qp, skb);
+	}
 	consume_skb(skb);
 }
 
