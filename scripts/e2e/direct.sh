@@ -103,7 +103,7 @@ set_direct() {
 
 # --- counters ------------------------------------------------------------------
 
-STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_seq_naks_sent rc_held_requests rc_held_expired rc_timeouts_held rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets tx_gso_packets tx_gso_sends rx_bad_icrc rx_malformed"
+STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_seq_naks_sent rc_held_requests rc_held_responses rc_held_expired rc_timeouts_held rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets tx_gso_packets tx_gso_sends rx_bad_icrc rx_malformed"
 declare -A SNAP
 
 # snap TAG DEV...: SNAP[TAG,DEV,counter] for every counter of $STATS.
@@ -199,7 +199,7 @@ grown() {
 }
 
 LOSS="rx_dropped rc_timeouts rc_retransmits"
-WHY="rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_held_requests"
+WHY="rc_seq_naks_rcvd rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_held_requests rc_held_responses rc_held_expired"
 
 # loss_info NAME FROM TO DEV...: print the loss counters' deltas.  On the
 # wire a QP's packets can still be reordered (an inline ACK or short
@@ -496,18 +496,19 @@ clean_or_info() {
 # wire_loss_case NAME FROM TO DEV...: on a clean wire (direct=0, no
 # qdisc) nothing is lost: rx_dropped, rc_seq_naks_rcvd, rc_timeouts and
 # rc_retransmits +0 on every DEV.  veth may reorder a QP's packets sent
-# from two CPUs (loss_info): the responder holds a request after a gap
-# until the packet that fills it comes out of its CPU's backlog
-# (rc_held_requests, shown), so no NAK and no resend follow.
+# from two CPUs (loss_info): the responder holds a request after a gap,
+# the requester a response, until the packet that fills it comes out of
+# its CPU's backlog (rc_held_requests, rc_held_responses, shown), so no
+# NAK and no resend follow.
 wire_loss_case() {
 	local name=$1 from=$2 to=$3 bad held
 	local what="no drop, NAK, timeout or resend"
 	bad=$(grown "$from" "$to" "rx_dropped rc_seq_naks_rcvd rc_timeouts rc_retransmits" "${@:4}")
-	held=$(grown "$from" "$to" "rc_held_requests rc_held_expired" "${@:4}")
+	held=$(grown "$from" "$to" "rc_held_requests rc_held_responses rc_held_expired" "${@:4}")
 	if [ -z "$bad" ]; then
 		ok "$name: $what${held:+ (held after reordering:$held)}"
 	else
-		not_ok "$name: $what" "$bad ($(grown "$from" "$to" "$WHY rc_held_expired" "${@:4}"))"
+		not_ok "$name: $what" "$bad ($(grown "$from" "$to" "$WHY" "${@:4}"))"
 	fi
 }
 
