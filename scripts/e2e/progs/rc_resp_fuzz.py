@@ -425,13 +425,14 @@ def peer_attr():
     return attr
 
 
-def new_qp(qpt):
+def new_qp(qpt, timeout=14, retry_cnt=1):
     qp = QP(pd, QPInitAttr(qp_type=qpt, scq=cq, rcq=cq,
                            cap=QPCap(max_send_wr=16, max_recv_wr=64,
                                      max_send_sge=1, max_recv_sge=2)))
     attr = peer_attr()
     attr.max_rd_atomic = 2
-    attr.retry_cnt = 1
+    attr.timeout = timeout
+    attr.retry_cnt = retry_cnt
     attr.rnr_retry = 1
     qp.to_rts(attr)
     for i in range(32):
@@ -839,19 +840,6 @@ def write_only(qpn, psn, mr_, off, data):
                 data))
 
 
-def read_qp():
-    qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
-                           cap=QPCap(max_send_wr=16, max_recv_wr=4,
-                                     max_send_sge=1, max_recv_sge=1)))
-    attr = peer_attr()
-    attr.max_rd_atomic = 2
-    attr.timeout = 20
-    attr.retry_cnt = 7
-    attr.rnr_retry = 1
-    qp.to_rts(attr)
-    return qp
-
-
 def next_read_req():
     """The PSN of the next READ request toward QP 0x123, or None."""
     deadline = time.time() + WAIT
@@ -875,7 +863,7 @@ def read_case(mr_, rnd):
     first, last = rnd.randbytes(1024), rnd.randbytes(1024)
     for k, gap_only in enumerate((False, True)):
         drain_acks()
-        q = read_qp()
+        q = new_qp(e.IBV_QPT_RC, timeout=20, retry_cnt=7)
         off = 8192 + 4096 * k
         mr_.write(b'\0' * 2048, 2048, off)
         s0 = fresh_stats(names)
