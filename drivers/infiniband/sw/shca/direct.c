@@ -398,19 +398,17 @@ module_param_named(rc_hold_any_ms, shca_hold_any_ms, uint, 0644);
 MODULE_PARM_DESC(rc_hold_any_ms,
 		 "tests: hold any RC wire packet after a gap for this many ms, whatever its peer and the receive backlogs (default: 0, hold only while this host may have reordered it)");
 
-/**
- * shca_reorder_hold - may a wire packet after a gap wait for it to fill?
- * @qp: RC/XRC QP that received it (a request or a response)
- * @t: the hold to start, if it may
- *
- * Only while @qp's peer is a QP of this host (shca_direct_peer_qp()),
- * whose packets may be overtaken on the way: in the receive backlogs, or
- * while a CPU's softirq delivers a GSO datagram's segments.  The
- * rc_hold_any_ms test parameter holds for its time whatever the peer.
+/*
+ * May a hold start for a wire packet after a gap?  Only while @qp's peer
+ * is a QP of this host (shca_direct_peer_qp()), whose packets may be
+ * overtaken on the way: in the receive backlogs, or while a CPU's softirq
+ * delivers a GSO datagram's segments.  The rc_hold_any_ms test parameter
+ * holds for its time whatever the peer.
  * Context: SQ or RQ engine (process).
  * Return: true if it may (@t set up), false to act on the gap now.
  */
-bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *t)
+static bool shca_reorder_hold_start(struct shca_qp *qp,
+				    struct shca_hold_time *t)
 {
 	u32 ms = READ_ONCE(shca_hold_any_ms);
 	struct shca_dev *peer;
@@ -430,4 +428,51 @@ bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *t)
 	t->min = SHCA_REORDER_MIN_NS;
 	t->len = SHCA_REORDER_HOLD_NS;
 	return true;
+}
+
+/**
+ * shca_reorder_hold - may a wire packet after a gap wait for it to fill?
+ * @qp: RC/XRC QP that received it (a request or a response)
+ * @ht: @qp's hold, started here if none is @running
+ * @held: packets @qp holds already
+ * @running: a hold is running (packets are held, or being handled again)
+ * @nak_sent: (responder) a NAK went out since ePSN last moved
+ *
+ * Joins the running hold until it runs out (shca_hold_ok()), or starts
+ * one where shca_reorder_hold_start() allows.
+ * Context: SQ or RQ engine (process).
+ * Return: true to hold the packet (the caller arms its timer when it
+ * started the hold), false to act on the gap now.
+ */
+bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *ht,
+		       u32 held, bool running, bool nak_sent)
+{
+	struct shca_hold_time t;
+	bool may_start = false;
+
+	if (!running && !nak_sent)
+		may_start = shca_reorder_hold_start(qp, &t);
+	if (!shca_hold_ok(held, nak_sent, running, may_start,
+			  running && shca_hold_expired(ht, ktime_get_ns())))
+		return false;
+	if (!running)
+		*ht = t;
+	return true;
+}
+
+/**
+ * shca_reorder_hold_keep - should a running hold go on?
+ * @ht: the hold
+ * @queue: the QP's queue of packets still to handle
+ *
+ * shca_hold_keep(): its minimum, then while a packet may still bring the
+ * gap's, in @queue or in a CPU's receive backlog.
+ * Context: SQ or RQ engine (process).
+ */
+bool shca_reorder_hold_keep(const struct shca_hold_time *ht,
+			    struct sk_buff_head *queue)
+{
+	return shca_hold_keep(ht, ktime_get_ns(),
+			      !skb_queue_empty(queue) ||
+			      shca_rx_backlog_busy());
 }

@@ -35,7 +35,10 @@ bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path);
 int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		     struct sk_buff *skb);
 bool shca_direct_dest_holds(struct shca_qp *qp);
-bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *t);
+bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *ht,
+		       u32 held, bool running, bool nak_sent);
+bool shca_reorder_hold_keep(const struct shca_hold_time *ht,
+			    struct sk_buff_head *queue);
 bool shca_rx_backlog_busy(void);
 
 #endif /* SHCA_DIRECT_H */

@@ -22,8 +22,8 @@
  * and two CPUs' receive backlogs may deliver them swapped (rc_resp.c,
  * "Reordering").  So, as the responder does with requests, the response
  * that shows the gap is held, when its peer QP is on this host
- * (shca_reorder_hold(), for as long as rc_resp.c holds): in arrival order, at
- * most SHCA_HOLD_MAX, and handled again (shca_comp_rerun()) whenever una
+ * (shca_reorder_hold(), for as long as rc_resp.c holds): in arrival
+ * order, at most SHCA_HOLD_MAX, and handled again (shca_comp_rerun()) whenever una
  * moves.  Nothing is resent unless the hold runs out, or nothing may
  * bring the gap's packet any more (shca_comp_hold_check()): the held
  * responses are then handled once more, and the first gap goes back as
@@ -54,22 +54,13 @@ static bool shca_comp_hold(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
 	u32 n = skb_queue_len(&req->held);
-	bool started = n || req->hold_rerun;
-	struct shca_hold_time t;
-	bool may_start = false;
+	bool running = n || req->hold_rerun;
 
-	if (!req->comp_skb)
+	if (!req->comp_skb ||
+	    !shca_reorder_hold(qp, &req->hold_time, n, running, false))
 		return false;
-	if (!started)
-		may_start = shca_reorder_hold(qp, &t);
-	if (!shca_hold_ok(n, false, started, may_start,
-			  started && shca_hold_expired(&req->hold_time,
-						       ktime_get_ns())))
-		return false;
-	if (!started) {
-		req->hold_time = t;
+	if (!running)
 		shca_req_arm_hold(qp);
-	}
 	__skb_queue_tail(&req->held, req->comp_skb);
 	req->comp_skb = NULL;
 	if (!req->hold_rerun)
@@ -120,10 +111,9 @@ void shca_comp_rerun(struct shca_qp *qp)
  * shca_comp_hold_check - end the hold when it may
  * @qp: RC/XRC initiator QP, after its queued responses
  *
- * While the hold lasts (shca_hold_keep(): its minimum, then while a
- * packet may still bring the gap's, queued for @qp or in a backlog),
- * look again later; else handle the held
- * responses with the hold over: the first gap goes back.  Out of RTS
+ * While the hold lasts (shca_reorder_hold_keep()), look again later;
+ * else handle the held responses with the hold over: the first gap goes
+ * back.  Out of RTS
  * (SQD) they are dropped.
  * Context: SQ engine.
  */
@@ -139,9 +129,7 @@ void shca_comp_hold_check(struct shca_qp *qp)
 		shca_comp_hold_drop(qp);
 		return;
 	}
-	if (shca_hold_keep(&req->hold_time, ktime_get_ns(),
-			   !skb_queue_empty(&qp->comp_queue) ||
-			   shca_rx_backlog_busy())) {
+	if (shca_reorder_hold_keep(&req->hold_time, &qp->comp_queue)) {
 		shca_req_arm_hold(qp);
 		return;
 	}

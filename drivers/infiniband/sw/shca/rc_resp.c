@@ -155,25 +155,36 @@ static enum hrtimer_restart shca_resp_ack_timer_fn(struct hrtimer *t)
 }
 
 /*
- * Arm the delayed ACK, unless it is already armed (or running: the
- * rq_work it queues comes back here).  Context: RQ engine.
+ * Arm one of the responder's timers @t for @ns with a QP reference,
+ * unless it is already armed (or running: the rq_work it queues comes
+ * back here).  Context: RQ engine.
  */
-static void shca_resp_ack_timer_arm(struct shca_qp *qp)
+static void shca_resp_timer_arm(struct shca_qp *qp, struct hrtimer *t,
+				u64 ns)
 {
-	struct hrtimer *t = &qp->resp.ack_timer;
-
 	if (READ_ONCE(qp->dying) || hrtimer_active(t))
 		return;
 	kref_get(&qp->ref);
-	hrtimer_start(t, ns_to_ktime(SHCA_RESP_ACK_DELAY_NS),
-		      HRTIMER_MODE_REL_SOFT);
+	hrtimer_start(t, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
+}
+
+/* Cancel it unless it is running (it drops its own reference then). */
+static void shca_resp_timer_cancel(struct shca_qp *qp, struct hrtimer *t)
+{
+	if (hrtimer_try_to_cancel(t) == 1)
+		shca_qp_put(qp);
+}
+
+/* Arm the delayed ACK.  Context: RQ engine. */
+static void shca_resp_ack_timer_arm(struct shca_qp *qp)
+{
+	shca_resp_timer_arm(qp, &qp->resp.ack_timer, SHCA_RESP_ACK_DELAY_NS);
 }
 
 /* An ACK went out: the delayed one is not needed.  Context: RQ engine. */
 static void shca_resp_ack_timer_stop(struct shca_qp *qp)
 {
-	if (hrtimer_try_to_cancel(&qp->resp.ack_timer) == 1)
-		shca_qp_put(qp);
+	shca_resp_timer_cancel(qp, &qp->resp.ack_timer);
 }
 
 /*
@@ -190,21 +201,12 @@ static enum hrtimer_restart shca_resp_hold_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-/*
- * Arm it (shca_hold_wait()), unless it is armed or running.
- * Context: RQ engine.
- */
+/* Arm it to look again (shca_hold_wait()).  Context: RQ engine. */
 static void shca_resp_hold_timer_arm(struct shca_qp *qp)
 {
-	struct hrtimer *t = &qp->resp.hold_timer;
-	u64 ns;
-
-	if (READ_ONCE(qp->dying) || hrtimer_active(t))
-		return;
-	ns = shca_hold_wait(&qp->resp.hold_time, ktime_get_ns(),
-			    SHCA_REORDER_CHECK_NS);
-	kref_get(&qp->ref);
-	hrtimer_start(t, ns_to_ktime(ns), HRTIMER_MODE_REL_SOFT);
+	shca_resp_timer_arm(qp, &qp->resp.hold_timer,
+			    shca_hold_wait(&qp->resp.hold_time, ktime_get_ns(),
+					   SHCA_REORDER_CHECK_NS));
 }
 
 /*
@@ -214,8 +216,7 @@ static void shca_resp_hold_timer_arm(struct shca_qp *qp)
 static void shca_resp_hold_drop(struct shca_qp *qp)
 {
 	__skb_queue_purge(&qp->resp.held);
-	if (hrtimer_try_to_cancel(&qp->resp.hold_timer) == 1)
-		shca_qp_put(qp);
+	shca_resp_timer_cancel(qp, &qp->resp.hold_timer);
 }
 
 /* Context: process, may sleep (QP creation). */
@@ -1222,21 +1223,12 @@ static bool shca_rc_hold(struct shca_qp *qp, struct sk_buff *skb,
 	u32 n = skb_queue_len(&resp->held);
 	u32 psn = p->w.hdr.psn, at;
 	struct sk_buff *pos;
-	struct shca_hold_time t;
-	bool may_start = false;
 
-	if (p->direct)
+	if (p->direct ||
+	    !shca_reorder_hold(qp, &resp->hold_time, n, n, resp->nak_seq_sent))
 		return false;
-	if (!n && !resp->nak_seq_sent)
-		may_start = shca_reorder_hold(qp, &t);
-	if (!shca_hold_ok(n, resp->nak_seq_sent, n, may_start,
-			  n && shca_hold_expired(&resp->hold_time,
-						 ktime_get_ns())))
-		return false;
-	if (!n) {
-		resp->hold_time = t;
+	if (!n)
 		shca_resp_hold_timer_arm(qp);
-	}
 	/* from the tail: reordered requests mostly come in order after it */
 	skb_queue_reverse_walk(&resp->held, pos) {
 		at = shca_resp_skb_psn(pos);
@@ -1433,9 +1425,8 @@ bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 
 /*
  * The end of a run with requests held: look again later while the hold
- * lasts (shca_hold_keep(): its minimum, then while a packet may still be
- * on its way, in a backlog or queued for this QP); else the gap gets its
- * sequence NAK and what was held is dropped.  Context: RQ engine.
+ * lasts (shca_reorder_hold_keep()); else the gap gets its sequence NAK
+ * and what was held is dropped.  Context: RQ engine.
  */
 static void shca_rc_hold_check(struct shca_qp *qp)
 {
@@ -1443,9 +1434,7 @@ static void shca_rc_hold_check(struct shca_qp *qp)
 
 	if (skb_queue_empty(&resp->held))
 		return;
-	if (shca_hold_keep(&resp->hold_time, ktime_get_ns(),
-			   !skb_queue_empty(&qp->rx_queue) ||
-			   shca_rx_backlog_busy())) {
+	if (shca_reorder_hold_keep(&resp->hold_time, &qp->rx_queue)) {
 		shca_resp_hold_timer_arm(qp);
 		return;
 	}
