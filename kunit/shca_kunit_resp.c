@@ -182,7 +182,7 @@ static void shca_resp_test_hold_ok(struct kunit *test)
 	/* no hold running: start one only if the gap's packet may come */
 	KUNIT_EXPECT_TRUE(test, shca_hold_ok(0, false, false, true, false));
 	KUNIT_EXPECT_FALSE(test, shca_hold_ok(0, false, false, false, false));
-	/* a hold running: until it runs out, whatever @may_start says */
+	/* a hold running: joined until ended, whatever its age or @may_start */
 	KUNIT_EXPECT_TRUE(test, shca_hold_ok(1, false, true, false, false));
 	KUNIT_EXPECT_FALSE(test, shca_hold_ok(1, false, true, true, true));
 	/* one being run again counts as running, even with none held */
@@ -215,14 +215,36 @@ static void shca_resp_test_hold_keep(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_hold_wait(&t, 1000, 7), 40ULL);
 	KUNIT_EXPECT_EQ(test, shca_hold_wait(&t, 1030, 7), 10ULL);
 	KUNIT_EXPECT_EQ(test, shca_hold_wait(&t, 1040, 7), 7ULL);
-	/* a length of 0 ends it at once, busy or not */
-	t.len = 0;
-	KUNIT_EXPECT_TRUE(test, shca_hold_expired(&t, 1000));
-	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 1000, true));
+	/* ePSN or una moved: the next gap gets the whole time again */
+	shca_hold_restart(&t, 1150);
+	KUNIT_EXPECT_EQ(test, t.start, 1150ULL);
+	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 1200, true));
+	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 1189, false));
+	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 1350, true));
+	KUNIT_EXPECT_FALSE(test, shca_hold_over(&t));
+	/* ended: at once, busy or not, and a restart does not revive it */
+	shca_hold_end(&t);
+	KUNIT_EXPECT_TRUE(test, shca_hold_over(&t));
+	KUNIT_EXPECT_TRUE(test, shca_hold_expired(&t, 1150));
+	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 1150, true));
+	shca_hold_restart(&t, 2000);
+	KUNIT_EXPECT_TRUE(test, shca_hold_over(&t));
+	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 2000, true));
 	/* the test parameter's: min == len, kept whatever the backlogs */
 	t = (struct shca_hold_time){ .start = 5, .min = 3000, .len = 3000 };
 	KUNIT_EXPECT_TRUE(test, shca_hold_keep(&t, 3004, false));
 	KUNIT_EXPECT_FALSE(test, shca_hold_keep(&t, 3005, true));
+}
+
+/* Packets on their way: sent minus arrived, across the counters' wrap. */
+static void shca_resp_test_hold_transit(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, shca_hold_transit(10, 10), 0);
+	KUNIT_EXPECT_EQ(test, shca_hold_transit(12, 10), 2);
+	/* more arrived than counted sent: a count given up on earlier */
+	KUNIT_EXPECT_EQ(test, shca_hold_transit(10, 13), -3);
+	KUNIT_EXPECT_EQ(test, shca_hold_transit(1, 0xffffffff), 2);
+	KUNIT_EXPECT_EQ(test, shca_hold_transit(0xfffffffe, 1), -3);
 }
 
 /* Held requests are ordered by their distance after ePSN, across the wrap. */
@@ -243,6 +265,7 @@ static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_psn_class),
 	KUNIT_CASE(shca_resp_test_hold_ok),
 	KUNIT_CASE(shca_resp_test_hold_keep),
+	KUNIT_CASE(shca_resp_test_hold_transit),
 	KUNIT_CASE(shca_resp_test_hold_before),
 	KUNIT_CASE(shca_resp_test_seq_idle),
 	KUNIT_CASE(shca_resp_test_seq_inside),

@@ -438,8 +438,9 @@ static bool shca_reorder_hold_start(struct shca_qp *qp,
  * @running: a hold is running (packets are held, or being handled again)
  * @nak_sent: (responder) a NAK went out since ePSN last moved
  *
- * Joins the running hold until it runs out (shca_hold_ok()), or starts
- * one where shca_reorder_hold_start() allows.
+ * Joins the running hold unless it was ended (shca_hold_ok(): a hold runs
+ * out only at the end of a run, shca_reorder_hold_keep()), or starts one
+ * where shca_reorder_hold_start() allows.
  * Context: SQ or RQ engine (process).
  * Return: true to hold the packet (the caller arms its timer when it
  * started the hold), false to act on the gap now.
@@ -453,26 +454,71 @@ bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *ht,
 	if (!running && !nak_sent)
 		may_start = shca_reorder_hold_start(qp, &t);
 	if (!shca_hold_ok(held, nak_sent, running, may_start,
-			  running && shca_hold_expired(ht, ktime_get_ns())))
+			  running && shca_hold_over(ht)))
 		return false;
 	if (!running)
 		*ht = t;
 	return true;
 }
 
-/**
- * shca_reorder_hold_keep - should a running hold go on?
- * @ht: the hold
- * @queue: the QP's queue of packets still to handle
- *
- * shca_hold_keep(): its minimum, then while a packet may still bring the
- * gap's, in @queue or in a CPU's receive backlog.
+/*
+ * Are wire packets of @qp's peer on this host on their way to @qp: sent
+ * (shca_qp.wire_req_out, wire_resp_out) and not arrived?  They may be
+ * where no queue shows them: a CPU's softirq delivering a backlog's
+ * packet or a GSO datagram's segments, on a virtual CPU its host does
+ * not run for a while.  @requests: those the responder of @qp waits for
+ * (else the responses its requester waits for).  With @give_up, or if
+ * more arrived than were counted, the arrival count is brought up to the
+ * sent one: what is still on its way counts as lost from now on (a
+ * packet dropped on the way, by a qdisc or netem, never arrives).
  * Context: SQ or RQ engine (process).
  */
-bool shca_reorder_hold_keep(const struct shca_hold_time *ht,
+static bool shca_reorder_in_transit(struct shca_qp *qp, bool requests,
+				    bool give_up)
+{
+	struct shca_dev *peer;
+	struct shca_qp *dqp;
+	atomic_t *in;
+	s32 n;
+
+	dqp = shca_direct_peer_qp(qp, &peer);
+	if (!dqp)
+		return false;
+	in = requests ? &qp->wire_req_in : &qp->wire_resp_in;
+	n = shca_hold_transit(atomic_read(requests ? &dqp->wire_req_out :
+						     &dqp->wire_resp_out),
+			      atomic_read(in));
+	if (n < 0 || (n > 0 && give_up))
+		atomic_add(n, in);
+	shca_qp_put(dqp);
+	ib_device_put(&peer->ibdev);
+	return n > 0;
+}
+
+/**
+ * shca_reorder_hold_keep - should a running hold go on?
+ * @qp: RC/XRC QP holding
+ * @ht: the hold
+ * @queue: @qp's queue of packets still to handle: rx_queue for the
+ *	   responder's hold, comp_queue for the requester's
+ *
+ * shca_hold_keep(): its minimum, then while a packet may still bring the
+ * gap's: in @queue, in a CPU's receive backlog, or counted sent by @qp's
+ * peer and not arrived (shca_reorder_in_transit()).  When it says no,
+ * what is still counted on its way is given up on.
+ * Context: SQ or RQ engine (process).
+ */
+bool shca_reorder_hold_keep(struct shca_qp *qp,
+			    const struct shca_hold_time *ht,
 			    struct sk_buff_head *queue)
 {
-	return shca_hold_keep(ht, ktime_get_ns(),
-			      !skb_queue_empty(queue) ||
-			      shca_rx_backlog_busy());
+	bool busy = !skb_queue_empty(queue) || shca_rx_backlog_busy();
+	u64 now = ktime_get_ns();
+	bool expired;
+
+	if (shca_hold_keep(ht, now, busy))
+		return true;
+	expired = shca_hold_expired(ht, now);
+	return shca_reorder_in_transit(qp, queue == &qp->rx_queue, expired) &&
+	       !expired;
 }

@@ -28,16 +28,20 @@
  * @started: a hold is running (packets are held, or being run again)
  * @may_start: (no hold running) the gap's packet may be on its way,
  *	       overtaken on this host
- * @expired: (a hold running) it ran out
+ * @over: (a hold running) it was ended (shca_hold_end())
+ *
+ * A running hold is joined whatever its age: whether it ran out is
+ * decided at the end of a run (shca_hold_keep()), once every packet
+ * queued behind this one, the gap's perhaps, was looked at.
  *
  * Return: true to hold it, false to act on the gap now (NAK, go back).
  */
 static inline bool shca_hold_ok(u32 held, bool nak_sent, bool started,
-				bool may_start, bool expired)
+				bool may_start, bool over)
 {
 	if (nak_sent || held >= SHCA_HOLD_MAX)
 		return false;
-	return started ? !expired : may_start;
+	return started ? !over : may_start;
 }
 
 /* When a hold started, and how long it lasts (ns, ktime_get_ns()). */
@@ -59,6 +63,33 @@ static inline bool shca_hold_expired(const struct shca_hold_time *t, u64 now)
 	return now - t->start >= t->len;
 }
 
+/* End a hold: what it holds is handled as if it had never been held. */
+static inline void shca_hold_end(struct shca_hold_time *t)
+{
+	t->len = 0;
+}
+
+/* Was the hold ended (shca_hold_end())? */
+static inline bool shca_hold_over(const struct shca_hold_time *t)
+{
+	return !t->len;
+}
+
+/**
+ * shca_hold_restart() - the gap a hold waited for filled, another remains
+ * @t: the hold
+ * @now: ktime_get_ns()
+ *
+ * The hold waits for the next gap as long as for a first one: its time
+ * counts from when ePSN or una last moved, as a retransmit timer does.
+ * An ended hold stays ended.
+ */
+static inline void shca_hold_restart(struct shca_hold_time *t, u64 now)
+{
+	if (!shca_hold_over(t))
+		t->start = now;
+}
+
 /**
  * shca_hold_keep() - should a hold go on?
  * @t: the hold
@@ -75,6 +106,21 @@ static inline bool shca_hold_keep(const struct shca_hold_time *t, u64 now,
 	if (shca_hold_expired(t, now))
 		return false;
 	return now - t->start < t->min || busy;
+}
+
+/**
+ * shca_hold_transit() - packets a peer sent that have not arrived
+ * @out: the peer's count of packets it sent
+ * @in: the count of those that arrived
+ *
+ * Both counters wrap; the difference is small either way.
+ * Return: how many are on their way; negative if more arrived than
+ * were counted sent (a count given up on earlier, see
+ * shca_reorder_hold_keep()).
+ */
+static inline s32 shca_hold_transit(u32 out, u32 in)
+{
+	return (s32)(out - in);
 }
 
 /**

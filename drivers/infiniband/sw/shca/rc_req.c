@@ -1137,8 +1137,14 @@ static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 		return ret;
 	}
 	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
-	if (shca_skb_xmit(sdev, &path, skb))
+	/* counted before it may arrive; uncounted if never sent */
+	if (!path.direct)
+		atomic_inc(&qp->wire_req_out);
+	if (shca_skb_xmit(sdev, &path, skb)) {
+		if (!path.direct)
+			atomic_dec(&qp->wire_req_out);
 		goto lost;
+	}
 	shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
 	return 0;
 lost:

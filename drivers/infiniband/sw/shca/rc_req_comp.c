@@ -85,7 +85,8 @@ void shca_comp_hold_drop(struct shca_qp *qp)
  * shca_comp_rerun - handle the held responses again, in arrival order
  * @qp: RC/XRC initiator QP whose una moved
  *
- * Each is held again if its gap is still open and the hold lasts.
+ * Each is held again if its gap is still open and the hold was not ended;
+ * the hold's time counts again from now (shca_hold_restart()).
  * Context: SQ engine.
  */
 void shca_comp_rerun(struct shca_qp *qp)
@@ -96,6 +97,7 @@ void shca_comp_rerun(struct shca_qp *qp)
 
 	if (skb_queue_empty(&req->held))
 		return;
+	shca_hold_restart(&req->hold_time, ktime_get_ns());
 	__skb_queue_head_init(&again);
 	skb_queue_splice_init(&req->held, &again);
 	req->hold_rerun = true;
@@ -129,12 +131,12 @@ void shca_comp_hold_check(struct shca_qp *qp)
 		shca_comp_hold_drop(qp);
 		return;
 	}
-	if (shca_reorder_hold_keep(&req->hold_time, &qp->comp_queue)) {
+	if (shca_reorder_hold_keep(qp, &req->hold_time, &qp->comp_queue)) {
 		shca_req_arm_hold(qp);
 		return;
 	}
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_HELD_EXPIRED);
-	req->hold_time.len = 0;	/* over: each goes back or is handled */
+	shca_hold_end(&req->hold_time);	/* each goes back or is handled */
 	shca_comp_rerun(qp);
 }
 

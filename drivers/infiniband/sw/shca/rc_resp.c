@@ -63,20 +63,26 @@
  * peer QP on this host, is held rather than NAKed: at most SHCA_HOLD_MAX
  * of them (as many as such a peer may send after the gap), in PSN order,
  * for SHCA_REORDER_MIN_NS, then while a backlog or the QP's rx_queue
- * holds packets, SHCA_REORDER_HOLD_NS at most (direct.h).  The minimum
- * covers what no queue shows: a GSO datagram's segments, which the
- * receiving CPU's softirq delivers one by one after it took the datagram
- * off its backlog.  When ePSN reaches them they run in order as
- * if they had just arrived, and nothing is NAKed or resent
- * (rc_held_requests counts them).  When the hold runs out, or nothing
- * is queued any more after the minimum, the gap gets its sequence NAK as
- * it would have at once, and what was held is dropped, as the requester
- * resends it (rc_held_expired).  A peer elsewhere gets its NAK at once: delaying a
- * request is what a network may do anyway, so either is within the rules
- * (IBTA 9.7.5.1.1), but only this host is known to reorder.  The test
- * parameter rc_hold_any_ms holds any wire request after a gap, for that
- * long (at most a minute) whatever the backlogs.  The requester holds
- * responses after a gap the same way (rc_req_comp.c).
+ * holds packets, or the peer's requests are counted sent and not arrived
+ * (shca_qp.wire_req_out, wire_req_in: one may be in the softirq of a
+ * virtual CPU that its host does not run for a while),
+ * SHCA_REORDER_HOLD_NS at most (direct.h).  The minimum covers what no
+ * queue or count shows.  The hold's time counts from when ePSN last
+ * moved (a second gap waits as long as a first), and whether it ran out
+ * is decided only at the end of an RQ engine run, once the requests
+ * queued behind the held one were looked at: an engine that ran late
+ * finds the gap's request behind it in rx_queue.  When ePSN reaches them
+ * the held requests run in order as if they had just arrived, and
+ * nothing is NAKed or resent (rc_held_requests counts them).  When the
+ * hold runs out, or it is full, the gap gets its sequence NAK as it
+ * would have at once, and what was held is dropped, as the requester
+ * resends it (rc_held_expired).  A peer elsewhere gets its NAK at once:
+ * delaying a request is what a network may do anyway, so either is
+ * within the rules (IBTA 9.7.5.1.1), but only this host is known to
+ * reorder.  The test parameter rc_hold_any_ms holds any wire request
+ * after a gap, for that long (at most a minute) whatever the backlogs.
+ * The requester holds responses after a gap the same way
+ * (rc_req_comp.c).
  */
 
 enum shca_resp_verdict {
@@ -393,10 +399,16 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 		return -EFAULT;
 	}
 	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
-	if (shca_skb_xmit(sdev, &path, skb))
+	/* counted before it may arrive; uncounted if never sent */
+	if (!direct)
+		atomic_inc(&qp->wire_resp_out);
+	if (shca_skb_xmit(sdev, &path, skb)) {
+		if (!direct)
+			atomic_dec(&qp->wire_resp_out);
 		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
-	else
+	} else {
 		shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
+	}
 	return 0;
 }
 
@@ -1265,6 +1277,8 @@ static bool shca_rc_rx(struct shca_qp *qp, struct sk_buff *skb,
 	case SHCA_PSN_FUTURE:
 		if (skb && shca_rc_hold(qp, skb, p))
 			return true;
+		if (!skb_queue_empty(&qp->resp.held))	/* full */
+			shca_resp_stat(qp, SHCA_STAT_RC_HELD_EXPIRED);
 		shca_resp_hold_drop(qp);	/* resent after the NAK */
 		shca_rc_future(qp);
 		break;
@@ -1404,6 +1418,7 @@ static void shca_rc_hold_drain(struct shca_qp *qp)
  */
 bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 {
+	u32 epsn = qp->resp.epsn;
 	struct shca_resp_pkt p;
 	bool taken;
 
@@ -1420,6 +1435,9 @@ bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 	taken = shca_resp_one(qp, skb, &p);
 	if (!taken && !skb_queue_empty(&qp->resp.held))
 		shca_rc_hold_drain(qp);
+	/* ePSN moved: the next gap gets its own time */
+	if (qp->resp.epsn != epsn && !skb_queue_empty(&qp->resp.held))
+		shca_hold_restart(&qp->resp.hold_time, ktime_get_ns());
 	return taken;
 }
 
@@ -1434,7 +1452,7 @@ static void shca_rc_hold_check(struct shca_qp *qp)
 
 	if (skb_queue_empty(&resp->held))
 		return;
-	if (shca_reorder_hold_keep(&resp->hold_time, &qp->rx_queue)) {
+	if (shca_reorder_hold_keep(qp, &resp->hold_time, &qp->rx_queue)) {
 		shca_resp_hold_timer_arm(qp);
 		return;
 	}

@@ -298,6 +298,10 @@ static struct sk_buff_head *shca_rx_admit(struct shca_qp *qp,
 	struct sk_buff_head *queue;
 
 	queue = shca_rx_queue_of(qp, shca_rx_cb(skb)->opcode);
+	/* a wire packet's arrival, dropped here or not (see shca_qp) */
+	if (queue && shca_rx_cb(skb)->icrc_due)
+		atomic_inc(queue == &qp->rx_queue ? &qp->wire_req_in :
+						    &qp->wire_resp_in);
 	if (!queue)
 		*stat = SHCA_STAT_RX_MALFORMED;
 	else if (skb_queue_len(queue) >= SHCA_RX_QUEUE_MAX)

@@ -375,6 +375,17 @@ struct shca_qp {
 	u32 rq_requests;		/* requests taken, qp->rq_engine */
 	struct sk_buff_head rx_queue;	/* every skb holds a QP reference */
 	struct sk_buff_head comp_queue;	/* RC/UC responses for sq_work, ditto */
+	/*
+	 * Wire packets (not the direct path's) since creation: requests
+	 * sent (SQ engine) and received (its RX demux, recv.c), responses
+	 * sent (RQ engine) and received.  A QP on this host connected to
+	 * this one compares its own with them: what its peer sent that has
+	 * not arrived is on its way (shca_reorder_hold_keep()).  Counts only.
+	 */
+	atomic_t wire_req_out;
+	atomic_t wire_req_in;
+	atomic_t wire_resp_out;
+	atomic_t wire_resp_in;
 	/* RC/UC requester: SQ engine only, but its req.iop_lock queue */
 	struct shca_req req;
 	struct shca_resp resp;		/* RC/UC responder, RQ engine only */
