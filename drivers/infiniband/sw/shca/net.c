@@ -751,7 +751,8 @@ static void shca_push_ipv6(struct sk_buff *skb, const struct shca_path *path)
  * With path->rx_inline, a request that comes back to a device of this
  * host in this thread is executed there by this thread (shca_rq_inline()),
  * on the wire as on the direct path.  With path->batch, a wire packet
- * may wait there for shca_tx_flush() (shca_tx()).
+ * may wait there for shca_tx_flush() (shca_tx()).  A wire packet is
+ * counted in path->wire_out, if given, unless it could not be sent.
  * Context: process or softirq; with path->rx_inline, an SQ engine run
  * holding nothing but its qp->sq_engine, which may sleep.  Always
  * consumes @skb.
@@ -785,7 +786,12 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 	skb->dev = path->dst->dev;
 	skb_dst_set(skb, path->dst);
 	path->dst = NULL;
+	/* counted before it may arrive; uncounted if never sent */
+	if (path->wire_out)
+		atomic_inc(path->wire_out);
 	err = shca_tx(sdev, net, skb, path->rx_inline, path->batch, &inl);
+	if (err && path->wire_out)
+		atomic_dec(path->wire_out);
 	if (inl.qp)
 		shca_rq_inline(inl.qp, inl.skb);
 	return err;

@@ -1118,6 +1118,7 @@ static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 	path.direct = w->direct;
 	path.seg = w->direct ? w->mtu : 0;
 	path.batch = &qp->sq_tx_batch;
+	path.wire_out = &qp->wire_req_out;
 	/* an SQ engine run (direct.c, net.c), of a conversing consumer */
 	path.rx_inline = shca_linger_talking(&qp->sq_linger,
 					     READ_ONCE(qp->rq_requests));
@@ -1137,14 +1138,8 @@ static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 		return ret;
 	}
 	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
-	/* counted before it may arrive; uncounted if never sent */
-	if (!path.direct)
-		atomic_inc(&qp->wire_req_out);
-	if (shca_skb_xmit(sdev, &path, skb)) {
-		if (!path.direct)
-			atomic_dec(&qp->wire_req_out);
+	if (shca_skb_xmit(sdev, &path, skb))
 		goto lost;
-	}
 	shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
 	return 0;
 lost:

@@ -23,8 +23,8 @@
  * "Reordering").  So, as the responder does with requests, the response
  * that shows the gap is held, when its peer QP is on this host
  * (shca_reorder_hold(), for as long as rc_resp.c holds): in arrival
- * order, at most SHCA_HOLD_MAX, and handled again (shca_comp_rerun()) whenever una
- * moves.  Nothing is resent unless the hold runs out, or nothing may
+ * order, at most SHCA_HOLD_MAX, and handled again (shca_comp_rerun())
+ * whenever una moves.  Nothing is resent unless the hold runs out, or nothing may
  * bring the gap's packet any more (shca_comp_hold_check()): the held
  * responses are then handled once more, and the first gap goes back as
  * before.  rc_held_responses counts the holds, rc_held_expired those
@@ -115,8 +115,7 @@ void shca_comp_rerun(struct shca_qp *qp)
  *
  * While the hold lasts (shca_reorder_hold_keep()), look again later;
  * else handle the held responses with the hold over: the first gap goes
- * back.  Out of RTS
- * (SQD) they are dropped.
+ * back.  Out of RTS (SQD) they are dropped.
  * Context: SQ engine.
  */
 void shca_comp_hold_check(struct shca_qp *qp)

@@ -384,6 +384,7 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 	}
 	path.direct = direct;	/* responses take the way their requests came */
 	path.batch = &qp->rq_tx_batch;	/* flushed as the run ends */
+	path.wire_out = &qp->wire_resp_out;
 	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
 	if (!skb) {
 		dst_release(path.dst);
@@ -399,16 +400,10 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 		return -EFAULT;
 	}
 	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
-	/* counted before it may arrive; uncounted if never sent */
-	if (!direct)
-		atomic_inc(&qp->wire_resp_out);
-	if (shca_skb_xmit(sdev, &path, skb)) {
-		if (!direct)
-			atomic_dec(&qp->wire_resp_out);
+	if (shca_skb_xmit(sdev, &path, skb))
 		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
-	} else {
+	else
 		shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
-	}
 	return 0;
 }
 
@@ -1277,7 +1272,8 @@ static bool shca_rc_rx(struct shca_qp *qp, struct sk_buff *skb,
 	case SHCA_PSN_FUTURE:
 		if (skb && shca_rc_hold(qp, skb, p))
 			return true;
-		if (!skb_queue_empty(&qp->resp.held))	/* full */
+		/* a hold given up: full, or a direct request after the gap */
+		if (!skb_queue_empty(&qp->resp.held))
 			shca_resp_stat(qp, SHCA_STAT_RC_HELD_EXPIRED);
 		shca_resp_hold_drop(qp);	/* resent after the NAK */
 		shca_rc_future(qp);

@@ -527,6 +527,11 @@ struct shca_path {
 	 * run's packets, to reach tx_work with them (shca_tx_flush())
 	 */
 	struct sk_buff_head *batch;
+	/*
+	 * NULL, or where shca_skb_xmit() counts the sender's wire packets
+	 * (shca_qp.wire_req_out, wire_resp_out)
+	 */
+	atomic_t *wire_out;
 };
 
 static inline void shca_stat_inc(struct shca_dev *sdev, enum shca_stat stat)
