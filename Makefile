@@ -13,7 +13,7 @@
 #   make debs           build/debs/: shca-dkms and libshca1 (one per rdma-core) .debs
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
 #   make check-full     every suite on every kernel at soak sizes (not CI)
-#   make demo           VM: shca0/shca1 across two namespaces, ibv_devinfo, rping
+#   make demo           VM (6.1): shca0/shca1 across two namespaces, ibv_devinfo, rping
 #   make bench          VM (6.12): shca vs rdma_rxe bandwidth/latency table
 #   make clean
 #
@@ -115,9 +115,11 @@ bench:
 	$(MAKE) provider
 	$(SCRIPTS)/bench.sh
 
+# The demo boots 6.1 only, so it builds and fetches only that kernel's.
 demo:
-	$(SCRIPTS)/deps.sh
-	$(MAKE) modules-all provider
+	$(SCRIPTS)/deps.sh demo
+	$(call kbuild,build/6.1,$(call kinfo,6.1),)
+	$(MAKE) provider
 	$(SCRIPTS)/vm-run --kernel 6.1 --timeout 900 -- $(SCRIPTS)/demo.sh
 
 clean:

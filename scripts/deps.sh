@@ -1,12 +1,28 @@
 #!/bin/bash
-# Install what the build and the checks need, with apt-get, when missing.
+# Install what a make target needs, with apt-get, when missing.
+#
+#   scripts/deps.sh demo    make demo: shca.ko for the stock kernels, the
+#                           provider, and one VM running rping (QEMU, the
+#                           verbs tools the VM takes from this root)
+#   scripts/deps.sh [check] make check: the demo's, plus sparse, the e2e
+#                           suites' tools (perftest, pyverbs, fio, ...),
+#                           DKMS, debootstrap and the test kernel's
+#                           build tools
+#
+# linux-source-6.1 (140 MB), for checkpatch and the test kernel, is not
+# here: scripts/linux-source.sh installs it the first time it is needed.
 set -euo pipefail
-PKGS="make gcc libc6-dev bc flex bison libelf-dev libssl-dev dwarves cpio kmod
-xz-utils zstd rsync pkg-config python3 sparse linux-source-6.1
-qemu-system-x86 busybox-static iproute2 iputils-ping ethtool
-rdma-core ibverbs-utils rdmacm-utils perftest python3-pyverbs fio
-libibverbs-dev librdmacm-dev dkms debootstrap dpkg-dev
-cmake ninja-build libnl-3-dev libnl-route-3-dev patch curl"
+DEMO="make gcc libc6-dev libelf-dev kmod xz-utils zstd cpio rsync pkg-config
+python3 qemu-system-x86 busybox-static iproute2 iputils-ping ethtool
+rdma-core ibverbs-utils rdmacm-utils dpkg-dev cmake ninja-build
+libnl-3-dev libnl-route-3-dev patch curl"
+CHECK="$DEMO bc flex bison libssl-dev dwarves sparse perftest
+python3-pyverbs fio libibverbs-dev librdmacm-dev dkms debootstrap"
+case "${1:-check}" in
+demo) PKGS=$DEMO ;;
+check) PKGS=$CHECK ;;
+*) echo "usage: scripts/deps.sh [demo|check]" >&2; exit 2 ;;
+esac
 missing=()
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
