@@ -7,9 +7,14 @@
 # file), that the provider and its .driver file are the package's, untouched
 # (dpkg --verify), and that they work: rdma link add on veth-a/veth-b,
 # PORT_ACTIVE in ibv_devinfo, ibv_rc_pingpong -c across the two namespaces
-# with the package's provider loaded.
+# with the package's provider loaded.  It also runs the README's host
+# commands verbatim (scripts/readme-check.sh demands that make check runs
+# each of them): its two apt-get lines, which must find everything installed
+# and change nothing, and rdma link add (autoloading shca), ibv_devinfo and
+# rdma link delete on an eth0 (a veth pair in init_net: the VM has no NIC).
 # Environment (from pkg-install-test.sh): SHCA_PKG_VERSION (dkms.conf's
-# version), SHCA_PKG_RDMACORE (the rdma-core release of the root).
+# version), SHCA_PKG_RDMACORE (the rdma-core release of the root),
+# SHCA_DEB_OUT (the .debs; default build/debs in the repo, the cwd).
 set -u
 E2E_SUITE=pkg
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +39,22 @@ verify_pkgs() {
 }
 check "dpkg --verify: the packages' files untouched" verify_pkgs
 check "no shca.ko injected by vm-run (extra/)" sh -c "! ls /lib/modules/$kver/extra/shca.ko* 2>/dev/null | grep -q ."
+
+# The README's install commands, as a user types them (no -y: with stdin
+# /dev/null apt would abort if it wanted to change anything).  The README
+# names Debian 12's files; a new version fails here until the README has it.
+# (check runs it in a subshell, so the cd stays there)
+readme_debs() {
+	cd "${SHCA_DEB_OUT:-build/debs}" || return 1
+	case "$rc_up" in
+	44.0) apt-get install ./shca-dkms_0.1_all.deb ./libshca1_0.1+rdmacore44.0_amd64.deb ;;
+	*) apt-get install "./shca-dkms_${ver}_all.deb" "./libshca1_${ver}+rdmacore${rc_up}_amd64.deb" ;;
+	esac
+}
+check "README: apt-get install linux-headers-amd64 rdma-core ibverbs-utils: nothing to do" \
+	apt-get install linux-headers-amd64 rdma-core ibverbs-utils
+check "README: apt-get install ./shca-dkms_${ver}_all.deb ./libshca1_${ver}+rdmacore${rc_up}_amd64.deb: nothing to do" \
+	readme_debs
 
 # --- the module DKMS installed ---------------------------------------------------------
 ko=$(modinfo -n shca 2>&1)
@@ -91,4 +112,18 @@ pair_case "ibv_rc_pingpong -c IPv4" tcp:18515 \
 
 pair_teardown
 check "module unloads" modprobe -r shca
+
+# --- the README's host commands, verbatim ---------------------------------------------
+# A user's eth0: a veth in init_net, its peer up so that it has carrier.
+check "eth0 (a veth pair in init_net)" ip link add eth0 type veth peer name eth0-peer
+ip link set eth0-peer up
+ip link set eth0 up
+check "README: rdma link add shca0 type shca netdev eth0 (autoloads shca)" \
+	rdma link add shca0 type shca netdev eth0
+check "shca0 registered on eth0" sh -c 'rdma link show shca0/1 | grep -q "netdev eth0"'
+check "README: ibv_devinfo -d shca0" ibv_devinfo -d shca0
+check "README: rdma link delete shca0" rdma link delete shca0
+check "shca0 gone" test ! -e /sys/class/infiniband/shca0
+ip link del eth0
+check "module unloads after the README's commands" modprobe -r shca
 e2e_finish
