@@ -269,6 +269,7 @@ provider() {
 	for v in $(scripts/rdma-core.sh versions); do
 		scripts/rdma-core.sh test "$v" || return
 	done
+	scripts/rdma-core.sh compare 44.0 || return
 	make provider
 }
 
@@ -356,6 +357,7 @@ report_rc() {
 
 run_all() {
 	stage deps scripts/deps.sh
+	stage readme-check scripts/readme-check.sh
 	bg build-6.1 build_module 6.1
 	bg build-6.12 build_module 6.12
 	bg provider provider
