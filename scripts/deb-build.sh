@@ -18,7 +18,8 @@
 #
 # R defaults to every release `scripts/rdma-core.sh versions` supports (44.0
 # and 56.1); each provider comes from `scripts/rdma-core.sh build R`
-# (build/provider/R/, built inside that release's rdma-core tree).
+# (build/provider/R/: built inside that release's rdma-core tree, or, for
+# 44.0 where no tree can be had, against providers/shca/decl-44.0).
 # --lintian runs lintian on the result and fails on its errors (warnings are
 # printed).
 # Environment: SHCA_DEB_OUT (default <repo>/build/debs), SOURCE_DATE_EPOCH
