@@ -5,14 +5,15 @@
 # Host stages first, side by side: the two stock-kernel module builds
 # (W=1, sparse on every source: C=2), the provider and its host tests, the
 # in-VM test programs and checkpatch.  Then one VM boot per kernel runs the
-# steps scripts/e2e/matrix lists for it, the three boots at once: 6.1 (the
+# steps scripts/e2e/matrix lists for it, the boots at once: 6.1 (the
 # demo among them), 6.12 (after the DKMS check and vm-run's self-test,
 # which run only when their inputs changed; then a short second boot of
 # 6.12 on a CPU model with PCLMULQDQ, 6.12-pclmul, where the ICRC takes
-# the crypto API's accelerated CRC-32), and the KUnit/KASAN test
-# kernel (KUnit first, then the suites that pay off under KASAN, lockdep,
-# kmemleak and UBSAN), whose lane starts with the host stages and first
-# builds that kernel at low priority if it is not cached.  A fourth lane,
+# the crypto API's accelerated CRC-32), and two boots of the KUnit/KASAN
+# test kernel side by side (debug: KUnit first, and debug2, each with half
+# of the suites that pay off under KASAN, lockdep, kmemleak and UBSAN),
+# whose lane starts with the host stages and first builds that kernel if
+# it is not cached.  A fourth lane,
 # also started with the host stages, boots Debian 13's own root (deb13:
 # trixie's kernel and rdma-core, shca.ko from DKMS there; the root and the
 # DKMS build are cached) once the provider is built, then, when their
@@ -186,7 +187,7 @@ why() {
 # when the deadline left no time to start it).  vm_report reads both.
 vm_boot() {
 	local name=$1 kernel=$2 tmo=$3 flavour=$2 cpu= start rc
-	[ "$kernel" = debug ] && flavour=test
+	case "$kernel" in debug | debug2) flavour='test' ;; esac
 	# KERNEL-pclmul: KERNEL on a CPU model with PCLMULQDQ (the ICRC's
 	# accelerated CRC-32; QEMU's default qemu64 has none)
 	case "$kernel" in *-pclmul) flavour=${kernel%-pclmul} cpu=Westmere ;; esac
@@ -280,24 +281,29 @@ selftest_key() {
 	hash_of scripts/vm-run scripts/vm scripts/kernel-info.sh scripts/root-lib.sh
 }
 
-# The three VM boots run at once, each in its own lane: a TCG guest keeps
-# less than one core busy on average (it mostly waits on timers, the
-# network and its own processes), so three of them share the machine's two
-# cores without starving each other.  The test kernel's lane first builds
-# that kernel if it is not cached, at low priority so the stock kernels'
-# boots keep their pace, then its module, then boots it (KUnit first).
+# The VM boots run at once, each in its own lane: a TCG guest keeps less
+# than one core busy on average (it mostly waits on timers, the network
+# and its own processes), so they share the machine's two cores.  The
+# test kernel's lane first builds that kernel if it is not cached, then
+# its module, then boots it twice at once, each boot with half of the
+# debug suites (the matrix's debug and debug2 rows; KUnit first in
+# debug): the test kernel's suites are the longest, and on a cold machine
+# they start last, once the stock boots are nearly done.  The build runs
+# at the stock boots' priority: it is the cold run's critical path.
 lane_debug() {
-	if want testkernel || want e2e-debug; then
+	if want testkernel || want e2e-debug || want e2e-debug2; then
 		# bounded, so a slow build cannot carry the run past the deadline
 		local tmo=$(($(left) - 600))
 		[ "$tmo" -gt 60 ] || tmo=60
-		lane_run testkernel timeout "$tmo" nice -n 10 scripts/testkernel.sh build ||
+		lane_run testkernel timeout "$tmo" scripts/testkernel.sh build ||
 			return 0
 	fi
-	want e2e-debug || return 0
+	want e2e-debug || want e2e-debug2 || return 0
 	lane_run build-test make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test ||
 		return 0
-	vm_boot e2e-debug debug "$vm_tmo"
+	want e2e-debug && vm_boot e2e-debug debug "$vm_tmo" &
+	want e2e-debug2 && vm_boot e2e-debug2 debug2 "$vm_tmo" &
+	wait
 }
 
 # The Debian 13 lane, started with the host stages: trixie's own root
@@ -412,11 +418,14 @@ run_all() {
 		count_cases "$LOGS/pkg-$r.log" "$r: "
 		stamp_report "pkg-$r"
 	done
-	if want testkernel || want e2e-debug; then
+	if want testkernel || want e2e-debug || want e2e-debug2; then
 		report_rc testkernel
 	fi
-	if want e2e-debug; then
+	if want e2e-debug || want e2e-debug2; then
 		report_rc build-test
+	fi
+	vm_report e2e-debug2 debug2
+	if want e2e-debug; then
 		vm_report e2e-debug debug
 		if [ -f "$LOGS/vm-e2e-debug/kunit-dmesg.txt" ]; then
 			scripts/run-kunit.sh --parse "$LOGS/vm-e2e-debug" >"$LOGS/kunit.log" 2>&1

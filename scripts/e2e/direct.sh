@@ -12,11 +12,11 @@
 #   direct.sh [PART...]   PART: clean, qdisc, kill, netdev, mix, tap;
 #                         robust = qdisc kill netdev mix tap; default: all
 #
-# clean   6 MiB ib_read_bw, ib_write_bw, ib_send_bw (perftest) and a dxfer
+# clean   2 MiB x3 ib_read_bw, ib_write_bw, ib_send_bw (perftest) and a dxfer
 #         WRITE+READ+SEND run, across the namespaces (direct), on one
 #         device (a QP pair on shca0 to itself, same GID; direct) and
 #         across the namespaces with direct=0 (wire), and ib_read_bw
-#         and ib_write_bw on 16 QPs (4 KiB, and 64 KiB at perftest's
+#         and ib_write_bw on 16 QPs (4 KiB x150, and 64 KiB x50 at perftest's
 #         67 ms timeout) both ways: zero loss on the direct path; on the
 #         wire no drop, sequence NAK, timeout or resend (a request
 #         reordered on the way is held until its gap fills), at most one ACK per 4 data
@@ -50,7 +50,11 @@
 #         started while it is open: tapped traffic takes the wire, one
 #         packet at a time (no GSO datagram).
 #
-#   DIRECT_BIG=6M DIRECT_BIG_N=5   the clean part's message size and count
+#   DIRECT_BIG=2M DIRECT_BIG_N=3   the clean part's message size and count
+#                                  (make check-full: 6M x5)
+#   DIRECT_Q16_N=150               the 16-QP cases' 4 KiB messages per QP;
+#                                  their 64 KiB cases send a third as many
+#                                  (make check-full: 300)
 #   DIRECT_WD=30                   dxfer's watchdog (s) in the robust parts
 #   (or SHCA_DIRECT_*, which scripts/vm-run passes into the VM)
 set -u
@@ -68,8 +72,9 @@ want() {
 	PART=$1 PART_T0=$SECONDS
 }
 
-BIG=${DIRECT_BIG:-${SHCA_DIRECT_BIG:-6M}}
-BIGN=${DIRECT_BIG_N:-${SHCA_DIRECT_BIG_N:-5}}
+BIG=${DIRECT_BIG:-${SHCA_DIRECT_BIG:-2M}}
+BIGN=${DIRECT_BIG_N:-${SHCA_DIRECT_BIG_N:-3}}
+Q16N=${DIRECT_Q16_N:-${SHCA_DIRECT_Q16_N:-150}}
 WD=${DIRECT_WD:-${SHCA_DIRECT_WD:-30}}
 PARAM=/sys/module/shca/parameters/direct
 TAP=$here/progs/tap4791.py
@@ -453,7 +458,7 @@ clean_mode() {
 	clean_or_info "$path" "$name" a b "$sdev" "$cdev"
 }
 
-# qp16_mode MODE PATH: ib_read_bw and ib_write_bw, 4 KiB x300 on each of
+# qp16_mode MODE PATH: ib_read_bw and ib_write_bw, 4 KiB x$Q16N on each of
 # 16 QPs across the namespaces, on PATH: many QPs' packets built on both
 # CPUs and interleaved on one device (the wire's GSO runs must keep each
 # QP's order); the same assertions as clean_mode.  A QP's READs wait
@@ -467,13 +472,13 @@ clean_mode() {
 qp16_mode() {
 	local mode=$1 path=$2 op
 	for op in read write; do
-		bw_case "$mode: ib_${op}_bw 4 KiB x300, 16 QPs" "$path" "$op" \
-			"-s 4096 -n 300 -q 16 -u 18" "$NB" "$DB" "$GB4" \
+		bw_case "$mode: ib_${op}_bw 4 KiB x$Q16N, 16 QPs" "$path" "$op" \
+			"-s 4096 -n $Q16N -q 16 -u 18" "$NB" "$DB" "$GB4" \
 			"$NA" "$DA" "$GA4" "$AB"
 	done
 	for op in read write; do
-		bw_case "$mode: ib_${op}_bw 64 KiB x100, 16 QPs, timeout 14" \
-			"$path" "$op" "-s 65536 -n 100 -q 16" "$NB" "$DB" "$GB4" \
+		bw_case "$mode: ib_${op}_bw 64 KiB x$((Q16N / 3)), 16 QPs, timeout 14" \
+			"$path" "$op" "-s 65536 -n $((Q16N / 3)) -q 16" "$NB" "$DB" "$GB4" \
 			"$NA" "$DA" "$GA4" "$AB"
 	done
 }

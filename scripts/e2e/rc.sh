@@ -89,22 +89,24 @@ overflow_sum() {
 	done
 	echo "$s"
 }
+# READN (SHCA_RC_READ_N): READs per run; make check-full: 10.
+READN=${SHCA_RC_READ_N:-4}
 # big_read NAME SRVNS SRVDEV SRVGID CLINS CLIDEV CLIGID ADDR
 big_read() {
 	local o0 o1 r
 	o0=$(overflow_sum)
 	pair_case "$1" tcp:18515 \
-		"$2" "ib_read_bw -d $3 -x $4 -F -s 6291456 -n 10" \
-		"$5" "ib_read_bw -d $6 -x $7 -F -s 6291456 -n 10 $8" bw_ok
+		"$2" "ib_read_bw -d $3 -x $4 -F -s 6291456 -n $READN" \
+		"$5" "ib_read_bw -d $6 -x $7 -F -s 6291456 -n $READN $8" bw_ok
 	o1=$(overflow_sum)
 	expect_eq "$1: no packet dropped (rx_dropped + tx_err grew by)" "$((o1 - o0))" 0
 	r=$(dev_stat "$6" rc_retransmits)
 	echo "# $1: $6 rc_retransmits now ${r:-?}"
 }
 if [ "$DRV" = shca ]; then
-	big_read "ib_read_bw 6 MiB x10 across the namespaces" \
+	big_read "ib_read_bw 6 MiB x$READN across the namespaces" \
 		"$NB" "$DB" "${GB[4]}" "$NA" "$DA" "${GA[4]}" "$AB"
-	big_read "ib_read_bw 6 MiB x10 on one device" \
+	big_read "ib_read_bw 6 MiB x$READN on one device" \
 		"$NA" "$DA" "${GA[4]}" "$NA" "$DA" "${GA[4]}" "$AA"
 fi
 
