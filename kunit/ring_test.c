@@ -132,14 +132,14 @@ static void shca_rwqe_push_pop_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rwqe_push(ring, &wr, 1), -EINVAL);
 	ring->ctl->prod = ring->kprod;
 	for (i = 0; i < 4; i++) {
-		KUNIT_ASSERT_EQ(test, shca_rwqe_pop(ring, &w, &left), 0);
+		KUNIT_ASSERT_EQ(test, shca_rwqe_pop(ring, &w, &left, 1), 0);
 		KUNIT_EXPECT_EQ(test, w.hdr.wr_id, 100ULL + i);
 		KUNIT_EXPECT_EQ(test, w.hdr.num_sge, 1U);
 		KUNIT_EXPECT_EQ(test, w.sge[0].lkey, 0x105U);
 		KUNIT_EXPECT_EQ(test, left, 3 - i);
 		KUNIT_EXPECT_EQ(test, ring->ctl->cons, i + 1);
 	}
-	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), -ENOENT);
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left, 1), -ENOENT);
 }
 
 /* A producer index from userspace claiming more than the ring holds. */
@@ -152,16 +152,23 @@ static void shca_rwqe_hostile_test(struct kunit *test)
 	u32 left;
 
 	ring->ctl->prod = 5;
-	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), -EIO);
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left, 1), -EIO);
 	ring->ctl->prod = U32_MAX;
-	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), -EIO);
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left, 1), -EIO);
 	KUNIT_EXPECT_EQ(test, ring->kcons, 0U);
-	/* an SGE count past the private copy's array is clamped */
+	/*
+	 * an SGE count past the queue's limit: taken, malformed, no SGEs
+	 * left for a consumer to walk
+	 */
 	slot = shca_ring_entry(ring, 0);
+	slot->wr_id = 0x5151;
 	slot->num_sge = U32_MAX;
 	ring->ctl->prod = 1;
-	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left), 0);
-	KUNIT_EXPECT_EQ(test, w.hdr.num_sge, U32_MAX);
+	KUNIT_EXPECT_EQ(test, shca_rwqe_pop(ring, &w, &left, 1), -EBADMSG);
+	KUNIT_EXPECT_EQ(test, w.hdr.wr_id, 0x5151ULL);
+	KUNIT_EXPECT_EQ(test, w.hdr.num_sge, 0U);
+	KUNIT_EXPECT_EQ(test, ring->kcons, 1U);
+	KUNIT_EXPECT_EQ(test, ring->ctl->cons, 1U);
 	/* a consumer index the producer never gave out */
 	ring->ctl->cons = 7;
 	KUNIT_EXPECT_EQ(test, shca_rwqe_push(ring, &wr, 1), -EIO);

@@ -325,7 +325,7 @@ static int shca_frame_copy_frags(struct shca_sge_cursor *cur,
 }
 
 enum ib_wc_status shca_frame_scatter(struct shca_dev *sdev, struct ib_pd *pd,
-				     const struct shca_rwqe *w, u32 max_sge,
+				     const struct shca_rwqe *w,
 				     const struct sk_buff *skb, u32 *byte_len)
 {
 	struct shca_sge_cursor cur = {
@@ -337,9 +337,8 @@ enum ib_wc_status shca_frame_scatter(struct shca_dev *sdev, struct ib_pd *pd,
 	u64 total;
 	int err;
 
-	if (w->hdr.num_sge > max_sge ||
-	    shca_sge_total(w->sge, w->hdr.num_sge, &total))
-		return IB_WC_LOC_QP_OP_ERR;
+	/* shca_rwqe_pop() checked the count and the lengths */
+	shca_sge_total(w->sge, w->hdr.num_sge, &total);
 	if (total < skb->len)
 		return IB_WC_LOC_LEN_ERR;
 	if (skb_is_nonlinear(skb))
@@ -380,7 +379,7 @@ void shca_raw_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	err = shca_rq_pop(qp, &w);
-	if (err) {
+	if (err && err != -EBADMSG) {
 		shca_stat_inc(sdev, err == -ENOENT ? SHCA_STAT_FLOW_RX_NO_WQE :
 						     SHCA_STAT_FLOW_RX_DROPPED);
 		if (err == -EIO)
@@ -388,8 +387,9 @@ void shca_raw_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	cqe.wr_id = w.hdr.wr_id;
-	cqe.status = shca_frame_scatter(sdev, shca_rq_pd(qp), &w,
-					shca_rq_max_sge(qp), skb, &cqe.byte_len);
+	cqe.status = err ? IB_WC_LOC_QP_OP_ERR :
+			   shca_frame_scatter(sdev, shca_rq_pd(qp), &w, skb,
+					      &cqe.byte_len);
 	if (cqe.status == IB_WC_SUCCESS) {
 		if (!skb_is_nonlinear(skb) && shca_raw_csum_ok(skb->data, skb->len))
 			cqe.flags |= SHCA_CQE_F_IP_CSUM_OK;

@@ -12,12 +12,12 @@
  * Copy the whole frame (skb->data .. skb->len, skb->data at the Ethernet
  * header, possibly non-linear) into a receive WQE's buffers, checking
  * every SGE against @pd (lkey, bounds, local write) the same way rq.c
- * does.  Returns IB_WC_SUCCESS (and *byte_len = skb->len),
- * IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR or IB_WC_LOC_QP_OP_ERR.
+ * does; @w is as shca_rwqe_pop() checked it.  Returns IB_WC_SUCCESS (and
+ * *byte_len = skb->len), IB_WC_LOC_LEN_ERR or IB_WC_LOC_PROT_ERR.
  * Context: any, may not sleep.
  */
 enum ib_wc_status shca_frame_scatter(struct shca_dev *sdev, struct ib_pd *pd,
-				     const struct shca_rwqe *w, u32 max_sge,
+				     const struct shca_rwqe *w,
 				     const struct sk_buff *skb, u32 *byte_len);
 
 /*

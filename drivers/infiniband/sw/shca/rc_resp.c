@@ -562,6 +562,22 @@ static void shca_resp_complete_err(struct shca_qp *qp,
 	shca_resp_complete(qp, &cqe, false);
 }
 
+/*
+ * The receive WQE just taken is malformed (shca_rwqe_pop() found its SGE
+ * count or lengths impossible, and left it no SGEs): it completes with a
+ * local QP operation error, the request is NAKed and the QP goes to the
+ * error state (p->local_err), whichever ring it came from.
+ * Context: RQ engine.
+ */
+static enum shca_resp_verdict shca_resp_bad_wqe(struct shca_qp *qp,
+						struct shca_resp_pkt *p)
+{
+	qp->resp.wqe_valid = true;
+	shca_resp_complete_err(qp, IB_WC_LOC_QP_OP_ERR);
+	p->local_err = true;
+	return SHCA_RV_NAK_OP;
+}
+
 /* Make sure a receive WQE is at hand.  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 						 struct shca_resp_pkt *p)
@@ -574,6 +590,8 @@ static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 	err = shca_rq_pop(qp, resp->wqe);
 	if (err == -ENOENT)
 		return SHCA_RV_RNR;
+	if (err == -EBADMSG)
+		return shca_resp_bad_wqe(qp, p);
 	if (err) {
 		p->rq_broken = true;
 		return SHCA_RV_NAK_OP;
@@ -582,11 +600,6 @@ static enum shca_resp_verdict shca_resp_take_wqe(struct shca_qp *qp,
 	resp->sge_idx = 0;
 	resp->sge_off = 0;
 	resp->rcv_len = 0;
-	if (resp->wqe->hdr.num_sge > shca_rq_max_sge(qp)) {
-		shca_resp_complete_err(qp, IB_WC_LOC_QP_OP_ERR);
-		p->local_err = true;
-		return SHCA_RV_NAK_OP;
-	}
 	return SHCA_RV_DONE;
 }
 
@@ -614,6 +627,8 @@ static enum shca_resp_verdict shca_resp_take_tm(struct shca_qp *qp,
 			       p->w.pay_len <= resp->mtu);
 	if (ret == -ENOENT || ret == -ENOMEM)
 		return SHCA_RV_RNR;
+	if (ret == -EBADMSG)
+		return shca_resp_bad_wqe(qp, p);
 	if (ret < 0) {
 		p->rq_broken = true;
 		return SHCA_RV_NAK_OP;

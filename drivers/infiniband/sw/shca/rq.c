@@ -29,6 +29,7 @@
 #include "shca.h"
 #include "raw.h"
 #include "rq.h"
+#include "rq_logic.h"
 #include "wire.h"
 
 /*
@@ -38,17 +39,28 @@
 #define SHCA_RQ_INLINE_MAX	4096
 
 /**
- * shca_rwqe_pop - copy the receive WQE at a ring's consumer index
- * @ring: an RQ or SRQ ring; its single consumer is the caller
+ * shca_rwqe_pop - copy and check the receive WQE at a ring's consumer index
+ * @ring: an RQ, SRQ or WQ ring; its single consumer is the caller
  * @w: filled with a private copy of the WQE
  * @left: set to the number of WQEs left in the ring
+ * @max_sge: the scatter limit of the ring's queue, as created
  *
- * Context: the ring's consumer (RQ engine, or srq->lock held).
- * Return: 0, -ENOENT if the ring is empty, -EIO if it is broken.
+ * The ring is mapped by its producer, so the WQE is checked here, once,
+ * where it leaves the ring (rq_logic.h): its SGE count against @max_sge
+ * (and SHCA_MAX_SGE, what @w holds), the sum of its lengths against 32
+ * bits.  A WQE that fails is consumed all the same: @w gets its wr_id and
+ * no SGEs, and the caller completes it with IB_WC_LOC_QP_OP_ERR, as the
+ * verbs give a malformed receive WQE (a local QP operation error).
+ * Context: the ring's consumer: the RQ engine for an RQ, srq->lock held
+ * for an SRQ, rwq->lock held for a WQ; does not sleep.
+ * Return: 0, -EBADMSG for a malformed WQE (taken), -ENOENT if the ring is
+ * empty, -EIO if it is broken.
  */
-int shca_rwqe_pop(struct shca_ring *ring, struct shca_rwqe *w, u32 *left)
+int shca_rwqe_pop(struct shca_ring *ring, struct shca_rwqe *w, u32 *left,
+		  u32 max_sge)
 {
 	const void *slot;
+	int err = 0;
 	u32 prod;
 
 	/* pairs with the producer's release of prod after writing WQEs */
@@ -59,13 +71,21 @@ int shca_rwqe_pop(struct shca_ring *ring, struct shca_rwqe *w, u32 *left)
 		return -ENOENT;
 	slot = shca_ring_entry(ring, ring->kcons);
 	memcpy(&w->hdr, slot, sizeof(w->hdr));
-	memcpy(w->sge, slot + sizeof(w->hdr),
-	       min_t(u32, w->hdr.num_sge, SHCA_MAX_SGE) * sizeof(w->sge[0]));
+	if (shca_rwqe_num_sge_ok(w->hdr.num_sge, max_sge, SHCA_MAX_SGE)) {
+		memcpy(w->sge, slot + sizeof(w->hdr),
+		       w->hdr.num_sge * sizeof(w->sge[0]));
+		if (!shca_rwqe_len_ok(w->sge, w->hdr.num_sge))
+			err = -EBADMSG;
+	} else {
+		err = -EBADMSG;
+	}
+	if (err)
+		w->hdr.num_sge = 0;
 	ring->kcons++;
 	*left = shca_ring_count(prod, ring->kcons);
 	/* the WQE is copied out before its slot is handed back */
 	smp_store_release(&ring->ctl->cons, ring->kcons);
-	return 0;
+	return err;
 }
 
 /**
@@ -122,8 +142,9 @@ struct shca_srq *shca_rq_srq(struct shca_qp *qp)
 
 /*
  * Take the next receive WQE of @qp, from its RQ or its SRQ.
- * Return: 0, -ENOENT if there is none, -EIO if the ring is broken (or an
- * XRC target has no SRQ at hand).
+ * Return: 0, -EBADMSG if it is malformed (taken: its wr_id is in @w, to
+ * complete with IB_WC_LOC_QP_OP_ERR), -ENOENT if there is none, -EIO if
+ * the ring is broken (or an XRC target has no SRQ at hand).
  * Context: RQ engine.
  */
 int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
@@ -135,7 +156,7 @@ int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w)
 		return shca_srq_pop(srq, w);
 	if (!qp->rq.ring.ctl)
 		return -EIO;
-	return shca_rwqe_pop(&qp->rq.ring, w, &left);
+	return shca_rwqe_pop(&qp->rq.ring, w, &left, qp->rq.max_sge);
 }
 
 /*
@@ -179,14 +200,6 @@ struct ib_pd *shca_qp_rpd(struct shca_qp *qp)
 	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
 		return shca_rq_pd(qp);
 	return qp->ibqp.pd;
-}
-
-/* The scatter limit of the queue @qp receives from.  Context: RQ engine. */
-u32 shca_rq_max_sge(struct shca_qp *qp)
-{
-	struct shca_srq *srq = shca_rq_srq(qp);
-
-	return srq ? srq->max_sge : qp->rq.max_sge;
 }
 
 /*
@@ -243,9 +256,8 @@ static enum ib_wc_status shca_rx_scatter(struct shca_qp *qp,
 	u64 total;
 	int err;
 
-	if (w->hdr.num_sge > shca_rq_max_sge(qp) ||
-	    shca_sge_total(w->sge, w->hdr.num_sge, &total))
-		return IB_WC_LOC_QP_OP_ERR;
+	/* shca_rwqe_pop() checked the count and the lengths */
+	shca_sge_total(w->sge, w->hdr.num_sge, &total);
 	if (total < SHCA_GRH_BYTES + cb->pay_len)
 		return IB_WC_LOC_LEN_ERR;
 	cqe->network_hdr_type = shca_rx_grh(skb, grh);
@@ -307,7 +319,7 @@ static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 	if (!shca_rx_accept(qp, skb))
 		return;
 	err = shca_rq_pop(qp, &w);
-	if (err) {
+	if (err && err != -EBADMSG) {
 		shca_stat_inc(sdev, err == -ENOENT ? SHCA_STAT_RX_NO_RECV_WQE :
 						     SHCA_STAT_RX_DROPPED);
 		if (err == -EIO)
@@ -315,7 +327,8 @@ static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	cqe.wr_id = w.hdr.wr_id;
-	cqe.status = shca_rx_scatter(qp, &w, skb, &cqe);
+	cqe.status = err ? IB_WC_LOC_QP_OP_ERR :
+			   shca_rx_scatter(qp, &w, skb, &cqe);
 	if (cqe.status == IB_WC_SUCCESS)
 		shca_rx_fill_cqe(skb, &cqe);
 	shca_stat_inc(sdev, SHCA_STAT_RX_PACKETS);
@@ -324,17 +337,22 @@ static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 		shca_qp_set_error(qp);
 }
 
-/* Complete every posted receive with a flush error.  Context: RQ engine. */
+/*
+ * Complete every posted receive with a flush error, a malformed one too.
+ * Context: RQ engine.
+ */
 static void shca_rq_flush(struct shca_qp *qp)
 {
 	struct shca_rwqe w;
+	int err;
 
-	while (!shca_rq_pop(qp, &w)) {
-		struct shca_cqe cqe = {
-			.wr_id = w.hdr.wr_id,
-			.status = IB_WC_WR_FLUSH_ERR,
-		};
+	for (;;) {
+		struct shca_cqe cqe = { .status = IB_WC_WR_FLUSH_ERR };
 
+		err = shca_rq_pop(qp, &w);
+		if (err && err != -EBADMSG)
+			break;
+		cqe.wr_id = w.hdr.wr_id;
 		shca_rq_complete(qp, &cqe, false);
 	}
 }

@@ -14,14 +14,14 @@ struct shca_rwqe {
 	struct shca_sge sge[SHCA_MAX_SGE];
 };
 
-int shca_rwqe_pop(struct shca_ring *ring, struct shca_rwqe *w, u32 *left);
+int shca_rwqe_pop(struct shca_ring *ring, struct shca_rwqe *w, u32 *left,
+		  u32 max_sge);
 int shca_rwqe_push(struct shca_ring *ring, const struct ib_recv_wr *wr,
 		   u32 max_sge);
 struct shca_srq *shca_rq_srq(struct shca_qp *qp);
 int shca_rq_pop(struct shca_qp *qp, struct shca_rwqe *w);
 struct shca_cq *shca_rq_cq(struct shca_qp *qp);
 void shca_rq_broken(struct shca_qp *qp);
-u32 shca_rq_max_sge(struct shca_qp *qp);
 struct ib_pd *shca_rq_pd(struct shca_qp *qp);
 int shca_srq_pop(struct shca_srq *srq, struct shca_rwqe *w);
 int shca_srq_pop_locked(struct shca_srq *srq, struct shca_rwqe *w, int *ev);

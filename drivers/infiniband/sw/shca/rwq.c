@@ -122,8 +122,10 @@ static void shca_rwq_flush_locked(struct shca_rwq *rwq)
 	lockdep_assert_held(&rwq->lock);
 	for (n = 0; n < rwq->ring.entries; n++) {
 		struct shca_cqe cqe = { .status = IB_WC_WR_FLUSH_ERR };
+		int err = shca_rwqe_pop(&rwq->ring, &w, &left, rwq->max_sge);
 
-		if (shca_rwqe_pop(&rwq->ring, &w, &left))
+		/* a malformed WQE is flushed as any other */
+		if (err && err != -EBADMSG)
 			break;
 		cqe.wr_id = w.hdr.wr_id;
 		shca_rwq_complete(rwq, &cqe);
@@ -643,11 +645,13 @@ static void shca_rwq_after(struct shca_rwq *rwq, enum ib_wc_status status)
 }
 
 /*
- * Take one WQE of @rwq for @skb.  Return: 0, or the counter to bump.
+ * Take one WQE of @rwq for @skb.  *@bad tells a malformed WQE, taken all
+ * the same, which completes with IB_WC_LOC_QP_OP_ERR (shca_rwqe_pop()).
+ * Return: 0, or the counter to bump.
  * Context: rwq->lock held.
  */
 static int shca_rwq_take(struct shca_rwq *rwq, struct shca_rwqe *w,
-			 bool *fatal)
+			 bool *bad, bool *fatal)
 {
 	u32 left;
 	int err;
@@ -658,8 +662,9 @@ static int shca_rwq_take(struct shca_rwq *rwq, struct shca_rwqe *w,
 			shca_rwq_flush_locked(rwq);	/* posted in ERR */
 		return SHCA_STAT_RWQ_DROPPED;
 	}
-	err = shca_rwqe_pop(&rwq->ring, w, &left);
-	if (!err)
+	err = shca_rwqe_pop(&rwq->ring, w, &left, rwq->max_sge);
+	*bad = err == -EBADMSG;
+	if (!err || *bad)
 		return 0;
 	if (err == -ENOENT)
 		return SHCA_STAT_RWQ_NO_WQE;
@@ -691,9 +696,8 @@ static enum ib_wc_status shca_rwq_scatter_stripped(struct shca_dev *sdev,
 	u64 total;
 
 	lockdep_assert_held(&rwq->lock);
-	if (w->hdr.num_sge > rwq->max_sge ||
-	    shca_sge_total(w->sge, w->hdr.num_sge, &total))
-		return IB_WC_LOC_QP_OP_ERR;
+	/* shca_rwqe_pop() checked the count and the lengths */
+	shca_sge_total(w->sge, w->hdr.num_sge, &total);
 	if (total < len)
 		return IB_WC_LOC_LEN_ERR;
 	if (shca_cursor_copy(&cur, skb->data, SHCA_CVLAN_OFF, true) ||
@@ -730,24 +734,28 @@ static enum ib_wc_status shca_rwq_scatter(struct shca_dev *sdev,
 			cqe->vlan_id = tci;
 		}
 	} else {
-		status = shca_frame_scatter(sdev, rwq->ibwq.pd, w,
-					    rwq->max_sge, skb, &byte_len);
+		status = shca_frame_scatter(sdev, rwq->ibwq.pd, w, skb,
+					    &byte_len);
 	}
 	if (status == IB_WC_SUCCESS)
 		cqe->byte_len = byte_len;
 	return status;
 }
 
-/* Write @skb into @w, taken by shca_rwq_take().  Context: rwq->lock held. */
+/*
+ * Write @skb into @w, taken by shca_rwq_take(); a malformed @w (@bad)
+ * completes in error instead.  Context: rwq->lock held.
+ */
 static void shca_rwq_fill_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
-				 const struct shca_rwqe *w,
+				 const struct shca_rwqe *w, bool bad,
 				 const struct sk_buff *skb)
 {
 	struct shca_cqe cqe = {};
 
 	lockdep_assert_held(&rwq->lock);
 	cqe.wr_id = w->hdr.wr_id;
-	cqe.status = shca_rwq_scatter(sdev, rwq, w, skb, &cqe);
+	cqe.status = bad ? IB_WC_LOC_QP_OP_ERR :
+			   shca_rwq_scatter(sdev, rwq, w, skb, &cqe);
 	shca_rwq_complete(rwq, &cqe);
 	shca_rwq_after(rwq, cqe.status);
 	shca_stat_inc(sdev, SHCA_STAT_RSS_RX_FRAMES);
@@ -765,6 +773,7 @@ static bool shca_rwq_drain_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
 {
 	struct shca_rwqe w;
 	struct sk_buff *skb;
+	bool bad;
 	int drop;
 
 	lockdep_assert_held(&rwq->lock);
@@ -775,7 +784,7 @@ static bool shca_rwq_drain_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
 			shca_stat_inc(sdev, SHCA_STAT_RWQ_DELAY_DROPPED);
 			continue;
 		}
-		drop = shca_rwq_take(rwq, &w, fatal);
+		drop = shca_rwq_take(rwq, &w, &bad, fatal);
 		if (drop == SHCA_STAT_RWQ_NO_WQE)
 			return true;
 		if (drop) {
@@ -784,7 +793,7 @@ static bool shca_rwq_drain_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
 		}
 		__skb_unlink(skb, &rwq->pending);
 		__skb_queue_tail(done, skb);
-		shca_rwq_fill_locked(sdev, rwq, &w, skb);
+		shca_rwq_fill_locked(sdev, rwq, &w, bad, skb);
 	}
 	return false;
 }
@@ -854,17 +863,18 @@ static int shca_rwq_deliver_locked(struct shca_dev *sdev, struct shca_rwq *rwq,
 				   struct sk_buff_head *done, bool *fatal)
 {
 	struct shca_rwqe w;
+	bool bad;
 	int drop;
 
 	lockdep_assert_held(&rwq->lock);
 	if (shca_rwq_drain_locked(sdev, rwq, done, fatal))
 		return shca_rwq_hold_locked(rwq, skb);
-	drop = shca_rwq_take(rwq, &w, fatal);
+	drop = shca_rwq_take(rwq, &w, &bad, fatal);
 	if (drop == SHCA_STAT_RWQ_NO_WQE &&
 	    (rwq->flags & IB_WQ_FLAGS_DELAY_DROP))
 		return shca_rwq_hold_locked(rwq, skb);
 	if (!drop)
-		shca_rwq_fill_locked(sdev, rwq, &w, skb);
+		shca_rwq_fill_locked(sdev, rwq, &w, bad, skb);
 	return drop;
 }
 

@@ -59,7 +59,8 @@ static int shca_srq_pop_event(struct shca_srq *srq, int err, u32 left)
 		srq->broken = true;
 		return IB_EVENT_SRQ_ERR;
 	}
-	if (err || !srq->limit || left >= srq->limit)
+	/* a malformed WQE (-EBADMSG) was taken all the same */
+	if ((err && err != -EBADMSG) || !srq->limit || left >= srq->limit)
 		return -1;
 	srq->limit = 0;
 	return IB_EVENT_SRQ_LIMIT_REACHED;
@@ -81,7 +82,7 @@ int shca_srq_pop_locked(struct shca_srq *srq, struct shca_rwqe *w, int *ev)
 	int err;
 
 	lockdep_assert_held(&srq->lock);
-	err = shca_rwqe_pop(&srq->ring, w, &left);
+	err = shca_rwqe_pop(&srq->ring, w, &left, srq->max_sge);
 	*ev = shca_srq_pop_event(srq, err, left);
 	return err;
 }
@@ -100,7 +101,9 @@ void shca_srq_raise(struct shca_srq *srq, int ev)
  *
  * Context: RQ engine of an attached QP (or of an XRC target QP holding a
  * reference), process context; takes srq->lock.
- * Return: 0, -ENOENT if the SRQ is empty, -EIO if its ring is broken.
+ * Return: 0, -EBADMSG if the WQE is malformed (taken: complete its wr_id
+ * with IB_WC_LOC_QP_OP_ERR, shca_rwqe_pop()), -ENOENT if the SRQ is
+ * empty, -EIO if its ring is broken.
  */
 int shca_srq_pop(struct shca_srq *srq, struct shca_rwqe *w)
 {

@@ -593,8 +593,9 @@ static int shca_tm_rx_tagged(struct shca_qp *qp, struct shca_srq *srq,
  * Return: 0 if the message goes to resp->wqe (after resp->tm_skip bytes),
  * 1 if it is handled entirely (a matched rendezvous: its READ and FIN
  * wait in resp->tm_rndv for shca_tm_rx_rndv_go()), -ENOENT if there is
- * nothing to receive it into (RNR), -ENOMEM (RNR too), -EIO if the SRQ's
- * ring is broken.
+ * nothing to receive it into (RNR), -ENOMEM (RNR too), -EBADMSG if the
+ * ordinary WQE it took is malformed (in resp->wqe with no SGEs, for a
+ * completion in error: shca_rwqe_pop()), -EIO if the SRQ's ring is broken.
  */
 int shca_tm_rx_first(struct shca_qp *qp, struct shca_srq *srq,
 		     const u8 *payload, u32 len, bool only)
