@@ -3,7 +3,8 @@
 # (progs/vm_hostile.c) on shca9, alone on a veth: spoiled
 # SRQ, RQ and SQ WQEs must complete with their verbs statuses, impossible
 # producer and consumer indices must raise SRQ_ERR, QP_FATAL and CQ_ERR,
-# and random entries and indices on UD and RC QPs must leave the device
+# an RC receive WQE with num_sge 0xffffffff in an RQ, SRQ or TM SRQ must
+# complete with LOC_QP_OP_ERR and put its QP in error, and random entries and indices on UD and RC QPs must leave the device
 # moving data.  The VM harness fails the run on any kernel report.
 # Runs inside the VM; build the programs first (make -C scripts/e2e/progs).
 #   SHCA_FUZZ_SEED, SHCA_FUZZ_ROUNDS: the fuzz's seed and length.
@@ -31,6 +32,7 @@ hostile() {
 }
 hostile srq
 hostile rings
+hostile rc-sge
 echo "# hostile fuzz: seed ${SHCA_FUZZ_SEED:-0x5eed1}, ${SHCA_FUZZ_ROUNDS:-160} rounds"
 hostile fuzz "${SHCA_FUZZ_SEED:-0x5eed1}" "${SHCA_FUZZ_ROUNDS:-160}"
 rdma statistic show link shca9/1 | tr ' ' '\n' |

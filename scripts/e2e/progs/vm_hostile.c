@@ -6,6 +6,9 @@
  *   vm_hostile DEV GID_INDEX srq              spoiled SRQ WQEs, broken SRQ
  *   vm_hostile DEV GID_INDEX rings            spoiled SQ and RQ WQEs, broken
  *                                             SQ, RQ and CQ indices
+ *   vm_hostile DEV GID_INDEX rc-sge           an RC receive WQE with num_sge
+ *                                             0xffffffff in an RQ, an SRQ
+ *                                             and a TM SRQ
  *   vm_hostile DEV GID_INDEX fuzz SEED ROUNDS random SQ and RQ entries and
  *                                             indices on UD and RC QPs
  *
@@ -14,10 +17,13 @@
  * after all of it the device must still move data, byte for byte.  The VM
  * harness fails the run on any oops, WARN, KASAN or lockdep report.
  */
+#include <endian.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <infiniband/tm_types.h>
 
 #include "shca.h"		/* the provider's rings, to scribble on */
 #include "vm_lib.h"
@@ -26,6 +32,7 @@
 #define BROKEN		100000u		/* added to an index: no ring has it */
 #define WR_BAD		0xbadu
 #define FUZZ_BUF	65536u
+#define KERNEL_SGE	12	/* SHCA_MAX_SGE: what the kernel's WQE copy holds */
 
 /* Slot @idx of @wq's ring. */
 static void *wq_slot(struct shca_wq *wq, uint32_t idx)
@@ -482,6 +489,157 @@ static void test_rings(struct env *e)
 	CHECK(sane_traffic(e));
 }
 
+/* ---- receive WQEs with an impossible SGE count on RC: every ring ---------- */
+
+enum rx_ring { RX_RQ, RX_SRQ, RX_TM_SRQ };
+
+static const char *const rx_ring_name[] = { "RQ", "SRQ", "TM SRQ" };
+
+/*
+ * The WQE the provider wrote last into @wq gets num_sge 0xffffffff and
+ * KERNEL_SGE zero-length SGEs (as many as its slot holds), straight in the
+ * mapped ring: a kernel that keeps the count walks the zero-length SGEs
+ * off the end of its copy of the WQE, into whatever the heap has there.
+ */
+static void spoil_rwqe_huge(struct env *e, struct shca_wq *wq)
+{
+	struct shca_recv_wqe *w = wq_last(wq);
+	struct shca_sge *sge = (struct shca_sge *)(w + 1);
+	size_t room = ((size_t)1 << wq->ring.entry_shift) - sizeof(*w);
+	unsigned int i, n = room / sizeof(*sge);
+
+	if (n > KERNEL_SGE)
+		n = KERNEL_SGE;
+	for (i = 0; i < n; i++) {
+		sge[i].addr = (uintptr_t)e->buf + NBUF * MSG;
+		sge[i].length = 0;
+		sge[i].lkey = e->mr->lkey;
+	}
+	w->num_sge = 0xffffffffu;
+}
+
+/* An RC QP on @cq that receives from @srq, or from an RQ of its own. */
+static struct ibv_qp *rc_qp_srq(struct env *e, struct ibv_cq *cq,
+				struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .srq = srq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = srq ? 0 : 16,
+			 .max_send_sge = 2, .max_recv_sge = srq ? 0 : 2 },
+	};
+
+	return ibv_create_qp(e->pd, &ia);
+}
+
+/* The SRQ of @ring, its completions on @cq (a TM SRQ's), or NULL for RQ. */
+static struct ibv_srq *rx_srq(struct env *e, struct ibv_cq *cq,
+			      enum rx_ring ring)
+{
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = 8, .max_sge = 2 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_BASIC,
+		.pd = e->pd,
+	};
+
+	if (ring == RX_RQ)
+		return NULL;
+	if (ring == RX_TM_SRQ) {
+		sa.comp_mask |= IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_TM;
+		sa.srq_type = IBV_SRQT_TM;
+		sa.cq = cq;
+		sa.tm_cap.max_num_tags = 4;
+		sa.tm_cap.max_ops = 4;
+	}
+	return ibv_create_srq_ex(e->ctx, &sa);
+}
+
+/*
+ * One receive WQE with num_sge 0xffffffff and twelve zero-length SGEs in
+ * @ring of an RC responder meets a SEND of MSG bytes (@tagged: an eager
+ * TM message whose tag matches nothing, so it takes the WQE as an
+ * unexpected message; else a plain SEND).  The verbs contract for a
+ * malformed receive WQE: it completes with IBV_WC_LOC_QP_OP_ERR and its
+ * own wr_id, the responder's QP goes to the error state (an SRQ has no
+ * state of its own: the QP that took the WQE does), and the requester's
+ * SEND is NAKed (IBV_WC_REM_OP_ERR).  The VM harness fails the run on
+ * the KASAN report of a kernel that walks the count.
+ */
+static void bad_rc_rwqe(struct env *e, enum rx_ring ring, bool tagged)
+{
+	struct ibv_cq *cq = ibv_create_cq(e->ctx, 16, NULL, NULL, 0);
+	struct ibv_srq *srq = cq ? rx_srq(e, cq, ring) : NULL;
+	struct ibv_qp *qp[2] = { NULL, NULL };
+	int rx = -1, tx = -1, i, st;
+	uint64_t rx_id = 0;
+	struct ibv_wc wc;
+	bool ok = false;
+
+	CHECK(cq && (ring == RX_RQ || srq));
+	if (!cq || (ring != RX_RQ && !srq))
+		goto out;
+	qp[0] = rc_qp_srq(e, cq, NULL);
+	qp[1] = rc_qp_srq(e, cq, srq);
+	CHECK(qp[0] && qp[1]);
+	if (!qp[0] || !qp[1] || rc_connect(e, qp[0], qp[1]->qp_num) ||
+	    rc_connect(e, qp[1], qp[0]->qp_num))
+		goto out;
+	CHECK(post_one_recv(e, qp[1], srq, 0x5151) == 0);
+	spoil_rwqe_huge(e, srq ? &to_shca_srq(srq)->wq : &to_shca_qp(qp[1])->rq);
+	if (tagged) {
+		struct ibv_tmh t = { .opcode = IBV_TMH_EAGER,
+				     .app_ctx = htobe32(1),
+				     .tag = htobe64(0x7a9) };
+
+		memcpy(e->buf, &t, sizeof(t));
+	}
+	CHECK(post_rc_send(e, qp[0], 7) == 0);
+	for (i = 0; i < 2; i++) {
+		memset(&wc, 0, sizeof(wc));
+		st = one_wc(cq, &wc);
+		if (st < 0)
+			break;
+		if (wc.qp_num == qp[1]->qp_num) {
+			rx = st;
+			rx_id = wc.wr_id;
+		} else if (wc.qp_num == qp[0]->qp_num && wc.wr_id == 7) {
+			tx = st;
+		}
+	}
+	ok = rx == IBV_WC_LOC_QP_OP_ERR && rx_id == 0x5151 &&
+	     tx == IBV_WC_REM_OP_ERR && qp_in_error(qp[1]);
+	if (!ok)
+		printf("# %s: receive %s (wr_id %#llx), SEND %s, responder %s\n",
+		       rx_ring_name[ring],
+		       rx < 0 ? "none" : ibv_wc_status_str(rx),
+		       (unsigned long long)rx_id,
+		       tx < 0 ? "none" : ibv_wc_status_str(tx),
+		       qp_in_error(qp[1]) ? "in ERR" : "not in ERR");
+out:
+	memset(e->buf, 0xa0, MSG);	/* send slot 0 as setup() left it */
+	CHECK(ok);
+	rc_unpair(qp);
+	if (srq)
+		CHECK(ibv_destroy_srq(srq) == 0);
+	if (cq)
+		CHECK(ibv_destroy_cq(cq) == 0);
+	printf("%s - RC %s WQE with num_sge 0xffffffff and 12 zero-length SGEs "
+	       "%s: LOC_QP_OP_ERR, responder in ERR, SEND NAKed\n",
+	       ok ? "ok" : "not ok", rx_ring_name[ring],
+	       tagged ? "taken by an unexpected eager TM message" :
+			"taken by a SEND");
+}
+
+static void test_rc_sge(struct env *e)
+{
+	bad_rc_rwqe(e, RX_RQ, false);
+	bad_rc_rwqe(e, RX_SRQ, false);
+	bad_rc_rwqe(e, RX_TM_SRQ, false);
+	bad_rc_rwqe(e, RX_TM_SRQ, true);
+	CHECK(sane_traffic(e));
+}
+
 /* ---- fuzz ---------------------------------------------------------------- */
 
 struct fuzz {
@@ -817,7 +975,7 @@ int main(int argc, char **argv)
 	static struct env e;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s DEV GID_INDEX srq|rings|fuzz "
+		fprintf(stderr, "usage: %s DEV GID_INDEX srq|rings|rc-sge|fuzz "
 			"[SEED ROUNDS]\n", argv[0]);
 		return 2;
 	}
@@ -833,6 +991,8 @@ int main(int argc, char **argv)
 	}
 	else if (!strcmp(argv[3], "rings"))
 		test_rings(&e);
+	else if (!strcmp(argv[3], "rc-sge"))
+		test_rc_sge(&e);
 	else if (!strcmp(argv[3], "fuzz") && argc == 6)
 		test_fuzz(&e, strtoull(argv[4], NULL, 0), atoi(argv[5]));
 	else
