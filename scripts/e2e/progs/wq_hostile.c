@@ -6,7 +6,9 @@
  * rwq_dropped; a hostile producer index -> IBV_EVENT_WQ_FATAL,
  * rwq_dropped, and RESET repairs it; a bad lkey -> IBV_WC_LOC_PROT_ERR,
  * the WQ in error and the next WQE flushed; a short buffer ->
- * IBV_WC_LOC_LEN_ERR, the WQ still ready; a good frame lands whole.
+ * IBV_WC_LOC_LEN_ERR, the WQ still ready; num_sge 0xffffffff written into
+ * the ring -> IBV_WC_LOC_QP_OP_ERR, the WQ in error and the next WQE
+ * flushed; a good frame lands whole.
  *   wq_hostile DEV
  */
 #include <errno.h>
@@ -119,6 +121,28 @@ static void post1(struct ibv_wq *wq, struct ibv_mr *mr, void *buf,
 	(void)mr;
 	if (ibv_post_wq_recv(wq, &wr, &bad))
 		printf("# post_wq_recv failed\n");
+}
+
+/*
+ * The WQE at @idx of @wq gets num_sge 0xffffffff and twelve zero-length
+ * SGEs (as many as its slot holds), straight in the mapped ring.
+ */
+static void spoil_huge(struct shca_wq *wq, uint32_t idx, uint32_t lkey,
+		       void *buf)
+{
+	struct shca_ring *r = &wq->ring;
+	struct shca_recv_wqe *w = (void *)(r->entries +
+		((size_t)(idx & r->mask) << r->entry_shift));
+	struct shca_sge *sge = (struct shca_sge *)(w + 1);
+	size_t n = (((size_t)1 << r->entry_shift) - sizeof(*w)) / sizeof(*sge);
+	size_t i;
+
+	for (i = 0; i < n && i < 12; i++) {
+		sge[i].addr = (uintptr_t)buf;
+		sge[i].length = 0;
+		sge[i].lkey = lkey;
+	}
+	w->num_sge = 0xffffffffu;
 }
 
 static int set_state(struct ibv_wq *wq, enum ibv_wq_state st)
@@ -265,12 +289,29 @@ int main(int argc, char **argv)
 	set_state(wq, IBV_WQS_RESET);
 	set_state(wq, IBV_WQS_RDY);
 
-	/* hostile producer index: fatal event, dropped; RESET repairs */
+	/*
+	 * num_sge 0xffffffff and twelve zero-length SGEs, written into the
+	 * mapped ring: LOC_QP_OP_ERR, the WQ in error, the next WQE flushed
+	 */
 	rwq = to_shca_rwq(wq);
+	post1(wq, mr, rbuf, 2048, mr->lkey, 7);
+	post1(wq, mr, rbuf, 2048, mr->lkey, 8);
+	spoil_huge(&rwq->wq, rwq->wq.prod - 2, mr->lkey, rbuf);
+	T(!send_frame(&s, 100), "send 7");
+	T(poll_n(cq, wc, 2, 60) == 2 && wc[0].wr_id == 7 &&
+	  wc[0].status == IBV_WC_LOC_QP_OP_ERR && wc[1].wr_id == 8 &&
+	  wc[1].status == IBV_WC_WR_FLUSH_ERR,
+	  "num_sge 0xffffffff: IBV_WC_LOC_QP_OP_ERR, the next WQE flushed");
+	T(set_state(wq, IBV_WQS_RDY) == EINVAL,
+	  "the WQ is in error after num_sge 0xffffffff (ERR -> RDY refused)");
+	set_state(wq, IBV_WQS_RESET);
+	set_state(wq, IBV_WQS_RDY);
+
+	/* hostile producer index: fatal event, dropped; RESET repairs */
 	a = stat("rwq_dropped");
 	__atomic_store_n(&rwq->wq.ring.ctl->prod,
 			 rwq->wq.ring.ctl->cons + 1000, __ATOMIC_RELEASE);
-	T(!send_frame(&s, 100), "send 7");
+	T(!send_frame(&s, 100), "send 7b");
 	T(wait_event(ctx, IBV_EVENT_WQ_FATAL), "hostile prod: IBV_EVENT_WQ_FATAL");
 	T(stat("rwq_dropped") == a + 1, "hostile prod: dropped and counted");
 	T(set_state(wq, IBV_WQS_RESET) == 0, "ERR -> RESET");
