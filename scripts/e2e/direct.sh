@@ -12,7 +12,7 @@
 #   direct.sh [PART...]   PART: clean, qdisc, kill, netdev, mix, tap;
 #                         robust = qdisc kill netdev mix tap; default: all
 #
-# clean   2 MiB x3 ib_read_bw, ib_write_bw, ib_send_bw (perftest) and a dxfer
+# clean   2 MiB x5 ib_read_bw, ib_write_bw, ib_send_bw (perftest) and a dxfer
 #         WRITE+READ+SEND run, across the namespaces (direct), on one
 #         device (a QP pair on shca0 to itself, same GID; direct) and
 #         across the namespaces with direct=0 (wire), and ib_read_bw
@@ -50,8 +50,9 @@
 #         started while it is open: tapped traffic takes the wire, one
 #         packet at a time (no GSO datagram).
 #
-#   DIRECT_BIG=2M DIRECT_BIG_N=3   the clean part's message size and count
-#                                  (make check-full: 6M x5)
+#   DIRECT_BIG=2M DIRECT_BIG_N=5   the clean part's message size and count
+#                                  (perftest takes 5 at least; make
+#                                  check-full: 6M x5)
 #   DIRECT_Q16_N=150               the 16-QP cases' 4 KiB messages per QP;
 #                                  their 64 KiB cases send a third as many
 #                                  (make check-full: 300)
@@ -73,7 +74,7 @@ want() {
 }
 
 BIG=${DIRECT_BIG:-${SHCA_DIRECT_BIG:-2M}}
-BIGN=${DIRECT_BIG_N:-${SHCA_DIRECT_BIG_N:-3}}
+BIGN=${DIRECT_BIG_N:-${SHCA_DIRECT_BIG_N:-5}}
 Q16N=${DIRECT_Q16_N:-${SHCA_DIRECT_Q16_N:-150}}
 WD=${DIRECT_WD:-${SHCA_DIRECT_WD:-30}}
 PARAM=/sys/module/shca/parameters/direct
