@@ -60,6 +60,9 @@ want() {
 	return 1
 }
 
+# want_debug: a boot of the test kernel (either half of its suites) is to run.
+want_debug() { want e2e-debug || want e2e-debug2; }
+
 # left: seconds before the deadline (a large number when there is none).
 left() {
 	[ "$deadline" -gt 0 ] || { echo 999999; return; }
@@ -292,14 +295,14 @@ selftest_key() {
 # the cold run's critical path: it runs ahead of the stock boots (nice
 # -5; at a lower priority than theirs it got almost no CPU beside them).
 lane_debug() {
-	if want testkernel || want e2e-debug || want e2e-debug2; then
+	if want testkernel || want_debug; then
 		# bounded, so a slow build cannot carry the run past the deadline
 		local tmo=$(($(left) - 600))
 		[ "$tmo" -gt 60 ] || tmo=60
 		lane_run testkernel timeout "$tmo" nice -n -5 scripts/testkernel.sh build ||
 			return 0
 	fi
-	want e2e-debug || want e2e-debug2 || return 0
+	want_debug || return 0
 	lane_run build-test make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test ||
 		return 0
 	want e2e-debug && vm_boot e2e-debug debug "$vm_tmo" &
@@ -419,10 +422,10 @@ run_all() {
 		count_cases "$LOGS/pkg-$r.log" "$r: "
 		stamp_report "pkg-$r"
 	done
-	if want testkernel || want e2e-debug || want e2e-debug2; then
+	if want testkernel || want_debug; then
 		report_rc testkernel
 	fi
-	if want e2e-debug || want e2e-debug2; then
+	if want_debug; then
 		report_rc build-test
 	fi
 	vm_report e2e-debug2 debug2
