@@ -229,6 +229,13 @@ decl_dir() {
 	echo "$top/providers/shca/decl-$1"
 }
 
+# decl_out VERSION: where the declarations' way builds: in this checkout,
+# not the cache, as its objects depend on this checkout's provider sources
+# (a cached build made from another checkout named files that are not here).
+decl_out() {
+	echo "$top/build/rdma-core/$1/decl"
+}
+
 # is_decl VERSION: whether $RC/VERSION/src stands for our declarations
 # (no tree could be had) rather than an rdma-core tree.
 is_decl() {
@@ -377,9 +384,10 @@ tree_build() {
 }
 
 # decl_make VERSION TARGET...: make TARGETs of our declarations' build
-# (decl-VERSION/build.mk) in $RC/VERSION/decl, with the flags as above.
+# (decl-VERSION/build.mk) in decl_out VERSION, with the flags as above.
 decl_make() {
-	local v=$1 o=$RC/$1/decl
+	local v=$1 o
+	o=$(decl_out "$1")
 	shift
 	fetch_debs "$v"
 	mkdir -p "$o"
@@ -408,7 +416,7 @@ build() {
 	if is_decl "$v"; then
 		echo "rdma-core.sh: $v: building with $(cat "$RC/$v/src/.shca-source")" >&2
 		decl_make "$v" all
-		install_out "$RC/$v/decl" "$out"
+		install_out "$(decl_out "$v")" "$out"
 	else
 		echo "rdma-core.sh: $v: building in rdma-core's tree from $(cat "$RC/$v/src/.shca-source")" >&2
 		tree_build "$v"
@@ -439,9 +447,9 @@ run_tests() {
 cppflags() {
 	local v=$1 inc lib code
 	if is_decl "$v"; then
-		inc="-isystem $(decl_dir "$v") -isystem $RC/$v/decl/include -isystem $RC/$v/sysroot/usr/include"
-		lib=$(cd "$RC/$v/decl/lib" && echo libibverbs.so.1.*.*)
-		[ -f "$RC/$v/decl/lib/$lib" ] || die "no libibverbs in $RC/$v/decl/lib"
+		inc="-isystem $(decl_dir "$v") -isystem $(decl_out "$v")/include -isystem $RC/$v/sysroot/usr/include"
+		lib=$(cd "$(decl_out "$v")/lib" && echo libibverbs.so.1.*.*)
+		[ -f "$(decl_out "$v")/lib/$lib" ] || die "no libibverbs in $(decl_out "$v")/lib"
 	else
 		inc="-isystem $RC/$v/build/include"
 		lib=$(cd "$RC/$v/build/lib" && echo libibverbs.so.1.*.*)
@@ -474,15 +482,15 @@ same() {
 # compare VERSION [--write]: prove that the declarations' way builds the
 # same provider as rdma-core's tree (see the usage above).
 compare() {
-	local v=$1 write=${2:-} d c=$RC/$1/compare fail=0 ran=0 tree=
+	local v=$1 write=${2:-} d c=$top/build/rdma-core/$1/compare fail=0 ran=0 tree=
 	d=$(decl_dir "$v")
 	[ -d "$d" ] || die "compare: there are no declarations of rdma-core $v (providers/shca/decl-$v)"
 	rm -rf "$c"
 	mkdir -p "$c"
 	decl_make "$v" all probe
-	"$RC/$v/decl/probe" >"$c/layout-decl.txt"
+	"$(decl_out "$v")/probe" >"$c/layout-decl.txt"
 	grep -v '^ushca_' "$c/layout-decl.txt" >"$c/layout-decl-core.txt"
-	imports "$RC/$v/decl/lib/libshca-rdmav34.so" >"$c/imports-decl.txt"
+	imports "$(decl_out "$v")/lib/libshca-rdmav34.so" >"$c/imports-decl.txt"
 	is_decl "$v" || tree=1
 	if [ -n "$tree" ]; then
 		tree_build "$v"

@@ -558,6 +558,13 @@ static int sender(struct ctx *c, struct rdma_addrinfo *ai)
 		if (off < c->size || seq < c->msgs)
 			reap(c, wc, wait_cq(c, wc, 16), &result, &got);
 	}
+	/*
+	 * The FIN needs a send slot of its own: with SEND_DEPTH SENDs still
+	 * unacknowledged (a lossy link), the next slot is the oldest one's,
+	 * whose packets may yet be resent from it.
+	 */
+	while (c->send_out >= SEND_DEPTH)
+		reap(c, wc, wait_cq(c, wc, 16), &result, &got);
 	h = (struct msg_hdr){ .type = RM_FIN, .buf_hash = buf_hash, .msg_hash = msg_hash,
 			      .bytes = c->size };
 	post_msg(c, &h, NULL);
