@@ -394,7 +394,9 @@ struct ib_flow *shca_create_flow(struct ib_qp *ibqp, struct ib_flow_attr *attr,
 	struct shca_flow *fl;
 	int err;
 
-	err = shca_udata_no_req(ibdev, udata);
+	err = shca_raw_may_create(sdev, udata, "flow");
+	if (!err)
+		err = shca_udata_no_req(ibdev, udata);
 	if (!err)
 		err = shca_flow_check_attr(ibdev, ibqp, attr);
 	if (err)

@@ -590,7 +590,9 @@ int shca_rss_create_qp(struct shca_qp *qp, struct ib_qp_init_attr *init,
 		err = -EOPNOTSUPP;
 		goto err_out;
 	}
-	err = shca_rss_check_req(&sdev->ibdev, init, udata, &req);
+	err = shca_raw_may_create(sdev, udata, "qp: RSS");
+	if (!err)
+		err = shca_rss_check_req(&sdev->ibdev, init, udata, &req);
 	if (!err)
 		err = shca_rss_check_init(&sdev->ibdev, init, qp->ibqp.pd);
 	if (err)
