@@ -401,7 +401,7 @@ struct ib_flow *shca_create_flow(struct ib_qp *ibqp, struct ib_flow_attr *attr,
 		err = shca_flow_check_attr(ibdev, ibqp, attr);
 	if (err)
 		return ERR_PTR(err);
-	fl = kzalloc(sizeof(*fl), GFP_KERNEL);
+	fl = kzalloc(sizeof(*fl), shca_gfp(!!udata));
 	if (!fl)
 		return ERR_PTR(-ENOMEM);
 	err = shca_flow_compile(attr->flows, attr->size - sizeof(*attr),
