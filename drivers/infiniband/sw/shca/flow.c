@@ -394,12 +394,14 @@ struct ib_flow *shca_create_flow(struct ib_qp *ibqp, struct ib_flow_attr *attr,
 	struct shca_flow *fl;
 	int err;
 
-	err = shca_udata_no_req(ibdev, udata);
+	err = shca_raw_may_create(sdev, udata, "flow");
+	if (!err)
+		err = shca_udata_no_req(ibdev, udata);
 	if (!err)
 		err = shca_flow_check_attr(ibdev, ibqp, attr);
 	if (err)
 		return ERR_PTR(err);
-	fl = kzalloc(sizeof(*fl), GFP_KERNEL);
+	fl = kzalloc(sizeof(*fl), shca_gfp(!!udata));
 	if (!fl)
 		return ERR_PTR(-ENOMEM);
 	err = shca_flow_compile(attr->flows, attr->size - sizeof(*attr),

@@ -44,11 +44,22 @@ static const struct ib_device_ops shca_dev_ops;
 struct workqueue_struct *shca_wq;
 struct workqueue_struct *shca_comp_wq;
 
-/* The driver-owned device and its instance number. */
+/*
+ * The driver-owned device, its instance number and its ring memory
+ * (charge.c): every charged chunk holds a reference, so the count lives
+ * as long as the memory it counts.
+ */
 struct shca_dma_dev {
 	struct device dev;
 	int id;
+	atomic64_t ring_pages;
 };
+
+/* The ring memory count of @dma_dev, a shca DMA device.  Context: any. */
+atomic64_t *shca_dma_dev_ring_pages(struct device *dma_dev)
+{
+	return &container_of(dma_dev, struct shca_dma_dev, dev)->ring_pages;
+}
 
 static void shca_dma_dev_release(struct device *dev)
 {

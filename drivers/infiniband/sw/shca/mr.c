@@ -46,12 +46,14 @@ static void shca_mr_release(struct kref *ref)
 	complete(&container_of(ref, struct shca_mr, ref)->freed);
 }
 
-static struct shca_mr *shca_mr_new(struct shca_dev *sdev, int access)
+/* @user: a user's MR, accounted to its memory cgroup (charge.h). */
+static struct shca_mr *shca_mr_new(struct shca_dev *sdev, int access,
+				   bool user)
 {
 	struct shca_mr *mr;
 	int err;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = kzalloc(sizeof(*mr), shca_gfp(user));
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&mr->ref);
@@ -131,7 +133,7 @@ struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 	err = shca_mr_check_access(&sdev->ibdev, access);
 	if (err)
 		return shca_mr_fail(sdev, err);
-	mr = shca_mr_new(sdev, access);
+	mr = shca_mr_new(sdev, access, false);
 	if (IS_ERR(mr))
 		return shca_mr_fail(sdev, PTR_ERR(mr));
 	mr->type = SHCA_MR_DMA;
@@ -185,7 +187,7 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	umem = shca_umem_get(&sdev->ibdev, start, length, iova, access);
 	if (IS_ERR(umem))
 		return shca_mr_fail(sdev, PTR_ERR(umem));
-	mr = shca_mr_new(sdev, access);
+	mr = shca_mr_new(sdev, access, true);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return shca_mr_fail(sdev, PTR_ERR(mr));
@@ -337,7 +339,7 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 		ibdev_dbg(&sdev->ibdev, "mr: %u pages\n", max_num_sg);
 		return shca_mr_fail(sdev, -EINVAL);
 	}
-	mr = shca_mr_new(sdev, 0);
+	mr = shca_mr_new(sdev, 0, false);
 	if (IS_ERR(mr))
 		return shca_mr_fail(sdev, PTR_ERR(mr));
 	return shca_mr_finish(sdev, mr, shca_frmr_init(mr, max_num_sg));

@@ -110,6 +110,7 @@ void shca_mmap_free(struct rdma_user_mmap_entry *entry)
 	struct shca_mmap_entry *e = to_smmap(entry);
 
 	dma_free_coherent(e->dma_dev, e->len, e->va, e->dma);
+	shca_uncharge_ring(&e->charge);
 	put_device(e->dma_dev);
 	kfree(e);
 }

@@ -30,17 +30,52 @@
 #include "raw.h"
 #include "rwq.h"
 
+/**
+ * shca_net_raw_check - does the caller have CAP_NET_RAW over @net?
+ * @net: a network namespace
+ *
+ * The capability counts in the user namespace that owns @net: root of a
+ * user namespace made with `unshare -Urn` has it over its own new netns,
+ * not over the one the device's netdev lives in.
+ * Context: process.
+ * Return: 0 or -EPERM.
+ */
+int shca_net_raw_check(const struct net *net)
+{
+	return ns_capable(net->user_ns, CAP_NET_RAW) ? 0 : -EPERM;
+}
+
+/**
+ * shca_raw_may_create - may the caller send or steer raw frames here?
+ * @sdev: the device
+ * @udata: the user's command, NULL for a kernel consumer (trusted)
+ * @what: the object asked for, for the debug line
+ *
+ * Raw packet QPs, RSS QPs and flow rules put frames on, and take them
+ * from, the netdev the port is bound to; a user needs CAP_NET_RAW over
+ * that netdev's network namespace.  ib_core's own check (capable() up to
+ * 6.15, in the caller's own user namespace from 6.16) is not relied on.
+ * Context: process (the create verb).
+ * Return: 0 or -EPERM.
+ */
+int shca_raw_may_create(struct shca_dev *sdev, struct ib_udata *udata,
+			const char *what)
+{
+	struct net_device *ndev = sdev->ndev;
+
+	if (!udata || !shca_net_raw_check(dev_net(ndev)))
+		return 0;
+	ibdev_dbg(&sdev->ibdev, "%s: needs CAP_NET_RAW over %s's network namespace\n",
+		  what, netdev_name(ndev));
+	return -EPERM;
+}
+
 /* Context: process (create_qp). */
 int shca_raw_check_create(struct ib_device *ibdev,
 			  const struct ib_qp_init_attr *init,
 			  struct ib_udata *udata)
 {
-	/* uverbs checks this too; kernel consumers are trusted */
-	if (udata && !capable(CAP_NET_RAW)) {
-		ibdev_dbg(ibdev, "qp: RAW_PACKET needs CAP_NET_RAW\n");
-		return -EPERM;
-	}
-	return 0;
+	return shca_raw_may_create(to_sdev(ibdev), udata, "qp: RAW_PACKET");
 }
 
 /*

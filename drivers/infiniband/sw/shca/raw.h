@@ -35,6 +35,9 @@ enum ib_wc_status shca_raw_send(struct shca_qp *qp,
 				const struct shca_sge *sge, const void *slot,
 				u32 *len);
 
+int shca_net_raw_check(const struct net *net);
+int shca_raw_may_create(struct shca_dev *sdev, struct ib_udata *udata,
+			const char *what);
 int shca_raw_check_create(struct ib_device *ibdev,
 			  const struct ib_qp_init_attr *init,
 			  struct ib_udata *udata);

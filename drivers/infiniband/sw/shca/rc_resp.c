@@ -231,8 +231,9 @@ int shca_resp_init(struct shca_qp *qp)
 	struct shca_resp *resp = &qp->resp;
 
 	__skb_queue_head_init(&resp->held);
-	resp->wqe = kzalloc(sizeof(*resp->wqe), GFP_KERNEL);
-	resp->res = kcalloc(SHCA_MAX_RD_ATOM, sizeof(*resp->res), GFP_KERNEL);
+	resp->wqe = kzalloc(sizeof(*resp->wqe), shca_gfp(qp->user));
+	resp->res = kcalloc(SHCA_MAX_RD_ATOM, sizeof(*resp->res),
+			    shca_gfp(qp->user));
 	if (!resp->wqe || !resp->res) {
 		kfree(resp->wqe);
 		kfree(resp->res);

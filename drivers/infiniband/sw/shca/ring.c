@@ -7,6 +7,8 @@
  * mmap_key + (i << chunk_shift).  Once a chunk is inserted its memory is
  * owned by the entry and freed by shca_mmap_free() after the last VMA
  * is gone; a destroyed queue therefore never frees memory still mapped.
+ * Each chunk is charged (charge.h) before it is allocated; the charge
+ * moves with the memory into the entry and is undone where it is freed.
  */
 #include <linux/dma-mapping.h>
 #include <linux/slab.h>
@@ -33,6 +35,7 @@ static void shca_ring_free_chunk(struct shca_ring *ring, u32 i)
 	if (c->va)
 		dma_free_coherent(ring->dma_dev, c->len, c->va, c->dma);
 	c->va = NULL;
+	shca_uncharge_ring(&c->charge);
 }
 
 static int shca_ring_alloc_chunks(struct shca_ring *ring)
@@ -42,14 +45,19 @@ static int shca_ring_alloc_chunks(struct shca_ring *ring)
 
 	ring->nchunks = DIV_ROUND_UP_ULL(ring->len, chunk);
 	ring->chunks = kcalloc(ring->nchunks, sizeof(*ring->chunks),
-			       GFP_KERNEL);
+			       shca_gfp(ring->user));
 	if (!ring->chunks)
 		return -ENOMEM;
 
 	for (i = 0; i < ring->nchunks; i++) {
 		struct shca_ring_chunk *c = &ring->chunks[i];
+		int err;
 
 		c->len = min_t(u64, chunk, ring->len - ((u64)i << ring->chunk_shift));
+		err = shca_charge_ring(&c->charge, ring->dma_dev, c->len,
+				       ring->user);
+		if (err)
+			return err;
 		c->va = dma_alloc_coherent(ring->dma_dev, c->len, &c->dma,
 					   GFP_KERNEL);
 		if (!c->va)
@@ -70,6 +78,8 @@ static void shca_ring_remove_mmap(struct shca_ring *ring)
 		if (!ring->mmap[i])
 			continue;
 		ring->chunks[i].va = NULL;	/* owned by the entry */
+		shca_charge_move(&ring->mmap[i]->charge,
+				 &ring->chunks[i].charge);
 		rdma_user_mmap_entry_remove(&ring->mmap[i]->rdma);
 		ring->mmap[i] = NULL;
 	}
@@ -85,7 +95,7 @@ static int shca_ring_insert_chunk(struct shca_ring *ring,
 	u32 pgoff;
 	int err;
 
-	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	e = kzalloc(sizeof(*e), shca_gfp(true));
 	if (!e)
 		return -ENOMEM;
 	e->va = c->va;
@@ -117,7 +127,8 @@ static int shca_ring_insert_mmap(struct shca_ring *ring,
 	u32 i;
 	int err;
 
-	ring->mmap = kcalloc(ring->nchunks, sizeof(*ring->mmap), GFP_KERNEL);
+	ring->mmap = kcalloc(ring->nchunks, sizeof(*ring->mmap),
+			     shca_gfp(true));
 	if (!ring->mmap)
 		return -ENOMEM;
 	for (i = 0; i < ring->nchunks; i++) {
@@ -164,8 +175,9 @@ static int shca_ring_try_alloc(struct shca_ring *ring,
  * @entry_shift: log2 of the entry stride
  * @uctx: user context to expose the ring to, or NULL for a kernel ring
  *
- * Context: process, may sleep.
- * Return: 0 or a negative errno.
+ * A user ring (@uctx) is charged to the calling process (charge.h).
+ * Context: process, may sleep; for a user ring, the process asking.
+ * Return: 0 or a negative errno (-ENOMEM past a memory limit).
  */
 int shca_ring_alloc(struct shca_ring *ring, struct device *dma_dev,
 		    u32 entries, u32 entry_shift, struct ib_ucontext *uctx)
@@ -176,6 +188,7 @@ int shca_ring_alloc(struct shca_ring *ring, struct device *dma_dev,
 	if (!is_power_of_2(entries))
 		return -EINVAL;
 	ring->dma_dev = dma_dev;
+	ring->user = !!uctx;
 	ring->entries = entries;
 	ring->entry_shift = entry_shift;
 	ring->entries_offset = shca_ring_entries_offset(entry_shift);

@@ -25,6 +25,8 @@
 #include <linux/log2.h>
 #include <rdma/shca-abi.h>
 
+#include "charge.h"
+
 /* Largest chunk of one ring: order-4 allocations on 4 KiB pages. */
 #define SHCA_RING_CHUNK_SHIFT_MAX	16
 
@@ -101,6 +103,7 @@ struct shca_ring_chunk {
 	void *va;
 	dma_addr_t dma;
 	size_t len;
+	struct shca_charge charge;	/* for va's memory, while we own it */
 };
 
 /*
@@ -121,6 +124,7 @@ struct shca_ring {
 	u32 chunk_shift;
 	u32 kprod;			/* private: kernel-produced rings */
 	u32 kcons;			/* private: kernel-consumed rings */
+	bool user;			/* a user's: charged to its mm too */
 };
 
 int shca_ring_alloc(struct shca_ring *ring, struct device *dma_dev,

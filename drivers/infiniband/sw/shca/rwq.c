@@ -266,7 +266,7 @@ struct ib_wq *shca_create_wq(struct ib_pd *pd, struct ib_wq_init_attr *init,
 	err = shca_rwq_check(&sdev->ibdev, init, udata);
 	if (err)
 		goto err_out;
-	rwq = kzalloc(sizeof(*rwq), GFP_KERNEL);
+	rwq = kzalloc(sizeof(*rwq), shca_gfp(!!udata));
 	if (!rwq) {
 		err = -ENOMEM;
 		goto err_out;
@@ -590,12 +590,14 @@ int shca_rss_create_qp(struct shca_qp *qp, struct ib_qp_init_attr *init,
 		err = -EOPNOTSUPP;
 		goto err_out;
 	}
-	err = shca_rss_check_req(&sdev->ibdev, init, udata, &req);
+	err = shca_raw_may_create(sdev, udata, "qp: RSS");
+	if (!err)
+		err = shca_rss_check_req(&sdev->ibdev, init, udata, &req);
 	if (!err)
 		err = shca_rss_check_init(&sdev->ibdev, init, qp->ibqp.pd);
 	if (err)
 		goto err_out;
-	rss = kzalloc(sizeof(*rss), GFP_KERNEL);
+	rss = kzalloc(sizeof(*rss), shca_gfp(true));
 	if (!rss) {
 		err = -ENOMEM;
 		goto err_out;

@@ -198,6 +198,7 @@ struct shca_mmap_entry {
 	void *va;
 	dma_addr_t dma;
 	size_t len;
+	struct shca_charge charge;	/* moved in from the ring's chunk */
 };
 
 struct shca_pd {

@@ -88,10 +88,10 @@ int shca_tm_create(struct shca_srq *srq, struct ib_srq_init_attr *init,
 			  max_tags, max_ops);
 		return -EINVAL;
 	}
-	tm = kzalloc(sizeof(*tm), GFP_KERNEL);
+	tm = kzalloc(sizeof(*tm), shca_gfp(true));
 	if (!tm)
 		return -ENOMEM;
-	tm->tags = kvcalloc(max_tags, sizeof(*tm->tags), GFP_KERNEL);
+	tm->tags = kvcalloc(max_tags, sizeof(*tm->tags), shca_gfp_array(true));
 	if (!tm->tags) {
 		err = -ENOMEM;
 		goto err_free;
