@@ -65,7 +65,7 @@ path_setup() {
 # path_cases: QPs of shca9 talking to QPs of shca9 (10.97.0.1, fd97::1),
 # forged at from shca-f and from 10.97.0.5
 path_cases() {
-	local g4 g6 gx out=$TMPDIR/hostile-path.out rc
+	local g4 g6 gx out=$TMPDIR/hostile-path.out rc t0=$SECONDS
 	e2e_selected path || return 0
 	if ! path_setup; then
 		not_ok "path: setup of shca-f and shca9's addresses" "an address or GID missing"
@@ -81,6 +81,7 @@ path_cases() {
 		>"$out" 2>&1
 	rc=$?
 	tap_relay "$out"
+	echo "# hostile: path: $((SECONDS - t0)) s"
 	[ $rc = 0 ] || not_ok "qp_path_cases.py exit status" "$rc"
 }
 path_cases
