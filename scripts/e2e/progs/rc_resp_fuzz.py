@@ -53,7 +53,9 @@
 # parameter rc_hold_any_ms) a WRITE after a gap held until the gap fills
 # and a gap nothing fills NAKed when the hold runs out, and last a fresh
 # RC pair on DEV moves SEND and RDMA WRITE data byte for byte.
-import os, random, socket, struct, subprocess, sys, time, zlib
+import os, random, socket, struct, subprocess, sys, time
+
+from roce_pkt import bth, ipv4_packet     # the packets and their ICRC
 
 RQPSN = 1000          # rq_psn of every fuzzed QP
 MTU = 1024            # their path MTU
@@ -442,28 +444,7 @@ def new_qp(qpt, timeout=14, retry_cnt=1):
 
 
 def packet(bth_rest, ip_id=1, sport=0xc000, badicrc=False):
-    udp_len = 8 + len(bth_rest) + 4
-    tot = 20 + udp_len
-    ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, tot, ip_id, 0x4000, 64, 17, 0,
-                     socket.inet_aton(SRC), socket.inet_aton(DST))
-    udp = struct.pack('!HHHH', sport, 4791, udp_len, 0)
-    pip = bytearray(ip)
-    pip[1] = 0xff
-    pip[8] = 0xff
-    pip[10:12] = b'\xff\xff'
-    pudp = bytearray(udp)
-    pudp[6:8] = b'\xff\xff'
-    pbth = bytearray(bth_rest)
-    pbth[4] = 0xff
-    crc = zlib.crc32(b'\xff' * 8 + bytes(pip) + bytes(pudp) + bytes(pbth))
-    if badicrc:
-        crc ^= 0x5a5a5a5a
-    return ip + udp + bth_rest + struct.pack('<I', crc & 0xffffffff)
-
-
-def bth(opcode, qpn, psn, pad=0, se=0, ackreq=0):
-    return struct.pack('!BBHII', opcode, (se << 7) | (pad << 4), 0xffff,
-                       qpn & 0xffffff, (ackreq << 31) | (psn & 0xffffff))
+    return ipv4_packet(SRC, DST, bth_rest, ip_id, sport, badicrc)
 
 
 def send(pkt):

@@ -394,6 +394,7 @@ void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 	mutex_init(&qp->rq_engine);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	seqlock_init(&qp->av_lock);
 	qp->state = IB_QPS_RESET;
 	qp->user = !!udata;
 	INIT_WORK(&qp->sq_work, shca_sq_work);
@@ -523,6 +524,7 @@ static int shca_qp_check_path(struct shca_dev *sdev,
 			      const struct ib_qp_attr *attr, int mask)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
+	int err;
 
 	if ((mask & IB_QP_PORT) && attr->port_num != 1) {
 		ibdev_dbg(ibdev, "qp: bad port %u\n", attr->port_num);
@@ -539,8 +541,16 @@ static int shca_qp_check_path(struct shca_dev *sdev,
 			  attr->path_mtu, shca_active_mtu(sdev));
 		return -EINVAL;
 	}
-	if (mask & IB_QP_AV)
-		return shca_ah_attr_check(ibdev, &attr->ah_attr);
+	if (!(mask & IB_QP_AV))
+		return 0;
+	err = shca_ah_attr_check(ibdev, &attr->ah_attr);
+	if (err)
+		return err;
+	/* ib_core resolves the source GID of every address vector */
+	if (!attr->ah_attr.grh.sgid_attr) {
+		ibdev_dbg(ibdev, "qp: address vector without a source GID\n");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -572,6 +582,31 @@ static int shca_qp_check_attr(struct shca_dev *sdev,
 	return shca_qp_check_path(sdev, attr, mask);
 }
 
+/*
+ * Publish the primary path of a connected QP's new address vector @ah
+ * (its source GID resolved by ib_core, shca_qp_check_path()) to the
+ * engines and the receive demux, which read it without state_lock
+ * (shca_qp_av_read()): the GIDs are never seen half written.
+ * Context: modify_qp, qp->state_lock held.
+ */
+static void shca_qp_store_av(struct shca_qp *qp,
+			     const struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(ah);
+	struct shca_qp_av av = {
+		.tclass = grh->traffic_class,
+		.flow_label = grh->flow_label,
+	};
+
+	lockdep_assert_held(&qp->state_lock);
+	shca_path_addrs_set(&av.addrs, &grh->dgid, &grh->sgid_attr->gid);
+	write_seqlock_bh(&qp->av_lock);
+	qp->av = av;
+	write_sequnlock_bh(&qp->av_lock);
+	/* lazily: entries older than now are not used again */
+	dst_cache_reset(&qp->dst_cache);
+}
+
 static void shca_qp_store_path(struct shca_qp *qp,
 			       const struct ib_qp_attr *attr, int mask)
 {
@@ -579,11 +614,10 @@ static void shca_qp_store_path(struct shca_qp *qp,
 
 	lockdep_assert_held(&qp->state_lock);
 	if (mask & IB_QP_AV) {
+		if (shca_qp_is_conn(qp->ibqp.qp_type))
+			shca_qp_store_av(qp, &attr->ah_attr);
 		a->ah_attr = attr->ah_attr;
 		a->ah_attr.grh.sgid_attr = NULL;	/* ib_core holds it */
-		/* lazily: entries older than now are not used again */
-		if (shca_qp_is_conn(qp->ibqp.qp_type))
-			dst_cache_reset(&qp->dst_cache);
 	}
 	if (mask & IB_QP_PORT)
 		a->port_num = attr->port_num;

@@ -4,7 +4,9 @@
  *
  * shca_rcv() runs in the UDP softirq for every RoCE v2 datagram of a
  * namespace: it finds the device and the destination QP, checks the
- * headers, and queues the skb on the QP (the skb holds a QP reference):
+ * headers (a connected QP takes packets only from its peer's address to
+ * its own, shca_rx_path_ok()), and queues the skb on the QP (the skb
+ * holds a QP reference):
  * requests on qp->rx_queue for rq_work (rq.c, rc_resp.c), responses on
  * qp->comp_queue for the SQ engine (rc_req_comp.c).
  * The ICRC of a queued packet is left to its consumer (shca_rx_verify()
@@ -14,7 +16,9 @@
  * has its ICRC checked first, so that the statistic it counts is the one
  * a check in this order would give (a bad ICRC before anything else).
  * shca_rx_direct() takes the packets of the same-host direct path
- * (direct.c) at the same point, after the checks a wire packet needs; a
+ * (direct.c) at the same point, after the checks a wire packet needs
+ * (the peer's addresses among them: a direct packet carries the IP
+ * header a wire packet would); a
  * request whose sender may run the destination's RQ engine itself is
  * handed back to the sender for shca_rq_inline() instead of being queued.
  *
@@ -288,9 +292,50 @@ static void shca_rx_queue_resp(struct shca_qp *qp, struct sk_buff *skb,
 		shca_qp_queue(qp, &qp->sq_work);
 }
 
+/**
+ * shca_rx_path_ok - does a packet come from @qp's peer?
+ * @qp: the destination QP
+ * @skb: a packet of the wire or of the direct path (its IP header at the
+ *	network header: the direct path's carries the addresses a wire
+ *	packet would)
+ *
+ * A connected QP takes only packets from the address of its primary
+ * path's remote GID to that of its local GID (path_logic.h): anybody
+ * else who knows its QPN, a host on the wire or a local user with a UDP
+ * socket, is not its peer.  UD and GSI QPs take datagrams from anyone
+ * (the Q_Key decides).  The path is read as modify_qp published it
+ * (qp->av_lock).
+ * Context: softirq, or BHs disabled (the direct path).
+ * Return: true if @qp may take @skb.
+ */
+static bool shca_rx_path_ok(struct shca_qp *qp, struct sk_buff *skb)
+{
+	bool ipv4 = ip_hdr(skb)->version == 4;
+	const void *saddr, *daddr;
+	unsigned int seq;
+	bool ok;
+
+	if (!shca_qp_is_conn(qp->ibqp.qp_type))
+		return true;
+	if (ipv4) {
+		saddr = &ip_hdr(skb)->saddr;
+		daddr = &ip_hdr(skb)->daddr;
+	} else {
+		saddr = &ipv6_hdr(skb)->saddr;
+		daddr = &ipv6_hdr(skb)->daddr;
+	}
+	do {
+		seq = read_seqbegin(&qp->av_lock);
+		ok = shca_path_addrs_match(&qp->av.addrs, ipv4, saddr, daddr);
+	} while (read_seqretry(&qp->av_lock, seq));
+	return ok;
+}
+
 /*
  * Check that @qp takes @skb; return its queue, or NULL with the stat to
- * count in @stat and the reference dropped.
+ * count in @stat and the reference dropped.  A packet that is not from
+ * its peer (shca_rx_path_ok()) counts in rx_bad_path, and not as an
+ * arrival of the peer's wire packets.
  */
 static struct sk_buff_head *shca_rx_admit(struct shca_qp *qp,
 					  struct sk_buff *skb, int *stat)
@@ -298,6 +343,11 @@ static struct sk_buff_head *shca_rx_admit(struct shca_qp *qp,
 	struct sk_buff_head *queue;
 
 	queue = shca_rx_queue_of(qp, shca_rx_cb(skb)->opcode);
+	if (queue && !shca_rx_path_ok(qp, skb)) {
+		*stat = SHCA_STAT_RX_BAD_PATH;
+		shca_qp_put(qp);
+		return NULL;
+	}
 	/* a wire packet's arrival, dropped here or not (see shca_qp) */
 	if (queue && shca_rx_cb(skb)->icrc_due)
 		atomic_inc(queue == &qp->rx_queue ? &qp->wire_req_in :

@@ -9,6 +9,9 @@
  *  - RTNL -> fd->lock (mutex, flow.c): the flow table's writers; the
  *    netdev hooks need RTNL.  Readers walk the rules under RCU.
  *  - qp->state_lock (mutex): modify_qp/query_qp, serialises QP attributes.
+ *    qp->state_lock -> qp->av_lock (seqlock, written with BHs off): the
+ *    primary path of a connected QP, read locklessly by the engines and
+ *    the receive demux (shca_qp_av_read()).
  *  - qp->rq_engine (mutex) -> qp->sq_engine (mutex): one RQ engine run
  *    at a time (rq_work, or a same-host sender running it inline), one SQ
  *    engine run at a time (sq_work, a doorbell, or the RQ engine catching
@@ -55,6 +58,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
+#include <linux/seqlock.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -67,6 +71,7 @@
 
 #include "compat.h"
 #include "engine_logic.h"
+#include "path_logic.h"
 #include "ring.h"
 #include "rc.h"
 #include "rc_req.h"
@@ -324,6 +329,18 @@ struct shca_srq {
 	struct shca_tm *tm;		/* IB_SRQT_TM only (tm.c) */
 };
 
+/*
+ * The primary path of a connected QP as modify_qp last stored it (qp.c):
+ * what the engines route by (shca_qp_path()) and what the receive demux
+ * admits packets by (recv.c).  All zero (SHCA_PATH_NONE) before the
+ * first address vector.
+ */
+struct shca_qp_av {
+	struct shca_path_addrs addrs;
+	u8 tclass;
+	u32 flow_label;
+};
+
 struct shca_qp {
 	struct ib_qp ibqp;
 	struct kref ref;
@@ -391,9 +408,33 @@ struct shca_qp {
 	struct shca_req req;
 	struct shca_resp resp;		/* RC/UC responder, RQ engine only */
 	struct shca_rss *rss;		/* RSS QPs only (rwq.c) */
-	/* RC/UC/XRC: the route of qp->attr.ah_attr (per CPU, BHs off) */
+	/* RC/UC/XRC: the route of qp->av (per CPU, BHs off) */
 	struct dst_cache dst_cache;
+	/*
+	 * RC/UC/XRC: the primary path, written by modify_qp (under
+	 * state_lock, with BHs off) while the engines and the demux read it
+	 */
+	seqlock_t av_lock;
+	struct shca_qp_av av;		/* av_lock */
 };
+
+/**
+ * shca_qp_av_read - a consistent copy of a connected QP's primary path
+ * @qp: RC/UC/XRC QP
+ * @av: filled in
+ *
+ * Context: process or softirq (the writer keeps BHs off, so a softirq
+ * never spins on a write it interrupted).
+ */
+static inline void shca_qp_av_read(struct shca_qp *qp, struct shca_qp_av *av)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&qp->av_lock);
+		*av = qp->av;
+	} while (read_seqretry(&qp->av_lock, seq));
+}
 
 /* Copy a work request's scatter list into a WQE's SGE array. */
 static inline void shca_wqe_put_sges(struct shca_sge *dst,

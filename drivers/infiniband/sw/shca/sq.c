@@ -112,29 +112,28 @@ static int shca_ud_path(struct shca_qp *qp, const struct shca_ud_dest *dest,
 }
 
 /*
- * The cached route of a connected QP, if still valid: the source
- * address comes with it, the rest from the address vector.
+ * The cached route of a connected QP to @dgid, if still valid: the
+ * source address comes with it.
  * Return: true on a hit (path->dst held).
  */
-static bool shca_qp_path_cached(struct shca_qp *qp,
-				const struct ib_global_route *grh,
+static bool shca_qp_path_cached(struct shca_qp *qp, const union ib_gid *dgid,
 				struct shca_path *path)
 {
 	struct rtable *rt;
 
-	path->ipv4 = shca_gid_is_v4mapped(&grh->dgid);
+	path->ipv4 = shca_gid_is_v4mapped(dgid);
 	path->dst = NULL;
 	local_bh_disable();	/* the cache is per CPU */
 	if (path->ipv4) {
 		rt = dst_cache_get_ip4(&qp->dst_cache, &path->saddr.v4);
 		if (rt)
 			path->dst = &rt->dst;
-		path->daddr.v4 = shca_gid_to_ipv4(&grh->dgid);
+		path->daddr.v4 = shca_gid_to_ipv4(dgid);
 #if IS_ENABLED(CONFIG_IPV6)
 	} else {
 		path->dst = dst_cache_get_ip6(&qp->dst_cache,
 					      &path->saddr.v6);
-		memcpy(&path->daddr.v6, grh->dgid.raw, sizeof(path->daddr.v6));
+		memcpy(&path->daddr.v6, dgid->raw, sizeof(path->daddr.v6));
 #endif
 	}
 	local_bh_enable();
@@ -155,36 +154,38 @@ static void shca_qp_path_cache(struct shca_qp *qp, struct shca_path *path)
 }
 
 /**
- * shca_qp_path - route a packet of a connected (RC/UC) QP
- * @qp: QP past RTR; its address vector is in qp->attr.ah_attr
+ * shca_qp_path - route a packet of a connected (RC/UC/XRC) QP
+ * @qp: QP past RTR; its primary path is in qp->av
  * @path: filled in; path->dst is held and consumed by shca_skb_xmit()
  *
- * The route and source address are cached per QP (qp->dst_cache, reset
- * when the address vector changes; a route change invalidates it too).
+ * The packet goes from the path's local GID (the sgid that modify_qp
+ * stored) to its remote one.  The route and source address are cached
+ * per QP (qp->dst_cache, reset when the address vector changes; a route
+ * change invalidates it too).
  * Context: process (an engine work item).
+ * Return: 0, or a negative errno if there is no route.
  */
 int shca_qp_path(struct shca_qp *qp, struct shca_path *path)
 {
-	const struct ib_global_route *grh = rdma_ah_read_grh(&qp->attr.ah_attr);
-	struct shca_ud_dest dest = {
-		.dgid = grh->dgid,
-		.sgid_index = grh->sgid_index,
-		.tclass = grh->traffic_class,
-		.flow_label = grh->flow_label,
-	};
-	u32 dqpn = qp->attr.dest_qp_num;
+	u32 dqpn = READ_ONCE(qp->attr.dest_qp_num);
+	struct shca_qp_av av;
 	int err;
 
-	if (shca_qp_path_cached(qp, grh, path)) {
-		path->sport = shca_path_sport(qp->ibqp.qp_num, dqpn);
-		path->tclass = dest.tclass;
-		path->flow_label = dest.flow_label;
-		return 0;
-	}
-	err = shca_ud_path(qp, &dest, dqpn, path);
-	if (!err)
+	shca_qp_av_read(qp, &av);
+	if (av.addrs.family == SHCA_PATH_NONE)
+		return -EHOSTUNREACH;
+	if (!shca_qp_path_cached(qp, &av.addrs.remote, path)) {
+		err = shca_path_resolve(to_sdev(qp->ibqp.device),
+					&av.addrs.local, &av.addrs.remote,
+					path);
+		if (err)
+			return err;
 		shca_qp_path_cache(qp, path);
-	return err;
+	}
+	path->sport = shca_path_sport(qp->ibqp.qp_num, dqpn);
+	path->tclass = av.tclass;
+	path->flow_label = av.flow_label;
+	return 0;
 }
 
 static u32 shca_ud_qkey(struct shca_qp *qp, u32 wqe_qkey)

@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""qp_path_cases: connected QPs take packets from their peer only.
+
+    qp_path_cases.py DEV GID4 GID6 GIDX SRC4 SRC6 FORGER...
+                                                (scripts/e2e/hostile.sh)
+
+DEV has an IPv4 GID (index GID4), an IPv6 one (GID6) and a second IPv4
+address (GIDX).  Victim QPs on DEV talk to peer QPs on DEV (their own
+addresses, GID4 to GID4, GID6 to GID6): a UC pair over IPv4 and one over
+IPv6, each victim with a receive posted into a buffer of 0xee, and an RC
+pair whose victim has a SEND outstanding (its peer has no receive yet: RNR
+NAKs, retried forever).  Then FORGER (a command: the rest of the
+arguments, e.g. an unprivileged forge4791.py in another namespace, whose
+addresses SRC4 and SRC6 are not DEV's) gets the QPNs and the PSN (as
+forge4791.py SPECs) and forges, with valid ICRCs:
+a UC SEND ONLY at each UC victim and two NAKs (remote access error, PSN
+sequence error) for the outstanding SEND's PSN; and a QP of DEV on the
+second address sends a UC SEND to the IPv4 UC victim through verbs (the
+direct path, or the wire with direct=0).  Asserted: rx_bad_path grew by
+exactly the number of those packets, rx_bad_icrc not at all; no victim
+completed anything, no receive buffer changed, every victim is still in
+RTS; then each real peer moves data to its victim byte for byte (the
+outstanding SEND among it).
+
+Prints "ok - path: ..." / "not ok - path: ..." lines; exit status 1 if
+any case failed.
+"""
+import ipaddress
+import os
+import subprocess
+import sys
+import time
+
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+import pyverbs.enums as e
+
+DEV = sys.argv[1]
+GID4, GID6, GIDX = (int(a) for a in sys.argv[2:5])
+SRC4, SRC6 = sys.argv[5:7]
+FORGER = sys.argv[7:]
+WAIT = 120          # seconds a wait may take before it is a failure
+PSN = 0x5a5a00      # every QP's first PSN, both ways
+RNR_TIMER = 26      # 81.92 ms between the RNR retries of the RC victim
+FILL = b'\xee'
+FAILS = 0
+
+
+def result(name, good, why=''):
+    global FAILS
+    if good:
+        print('ok - path: %s' % name, flush=True)
+    else:
+        FAILS += 1
+        print('not ok - path: %s: %s' % (name, why), flush=True)
+    return good
+
+
+HWC = '/sys/class/infiniband/%s/ports/1/hw_counters' % DEV
+
+
+def stat(name):
+    """Counter name of DEV (sysfs keeps a read for its lifespan: 10 ms);
+    None if DEV has no such counter."""
+    try:
+        with open('%s/%s' % (HWC, name)) as f:
+            return int(f.read())
+    except OSError:
+        return None
+
+
+def wait_for(cond, secs=WAIT):
+    end = time.time() + secs
+    while not cond():
+        if time.time() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+ctx = Context(name=DEV)
+pd = PD(ctx)
+ACC = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
+
+
+class Side:
+    """A QP with its own CQ and a 4 KiB buffer."""
+
+    def __init__(self, qpt):
+        self.cq = CQ(ctx, 16)
+        self.qp = QP(pd, QPInitAttr(qp_type=qpt, scq=self.cq, rcq=self.cq,
+                                    cap=QPCap(max_send_wr=4, max_recv_wr=4,
+                                              max_send_sge=1,
+                                              max_recv_sge=1)))
+        self.mr = MR(pd, 4096, ACC)
+        self.mr.write(FILL * 4096, 4096)
+
+    def connect(self, dqpn, gidx, rc, sgidx=None):
+        """To RTS, to QP dqpn at DEV's GID gidx, from GID sgidx (the
+        same one if None)."""
+        a = QPAttr()
+        a.qp_access_flags = ACC
+        a.path_mtu = e.IBV_MTU_1024
+        a.dest_qp_num = dqpn
+        a.rq_psn = PSN
+        a.sq_psn = PSN
+        if rc:
+            a.max_dest_rd_atomic = 1
+            a.max_rd_atomic = 1
+            a.min_rnr_timer = RNR_TIMER
+            a.timeout = 18
+            a.retry_cnt = 7
+            a.rnr_retry = 7         # RNR retried forever
+        gid = ctx.query_gid(port_num=1, index=gidx)
+        sgidx = gidx if sgidx is None else sgidx
+        a.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=sgidx),
+                           is_global=1, port_num=1)
+        self.qp.to_rts(a)
+
+    def recv(self, wr_id, n=64):
+        self.qp.post_recv(RecvWR(wr_id=wr_id, num_sge=1,
+                                 sg=[SGE(self.mr.buf, n, self.mr.lkey)]))
+
+    def send(self, wr_id, data):
+        self.mr.write(data, len(data), 1024)
+        self.qp.post_send(SendWR(wr_id=wr_id, opcode=e.IBV_WR_SEND,
+                                 num_sge=1,
+                                 sg=[SGE(self.mr.buf + 1024, len(data),
+                                         self.mr.lkey)],
+                                 send_flags=e.IBV_SEND_SIGNALED))
+
+    def poll(self, n=1, secs=WAIT):
+        out, end = [], time.time() + secs
+        while len(out) < n and time.time() < end:
+            k, wcs = self.cq.poll(num_entries=n - len(out))
+            if k:
+                out += wcs[:k]
+            else:
+                time.sleep(0.005)
+        return out
+
+    def state(self):
+        attr, _ = self.qp.query(e.IBV_QP_STATE)
+        return attr.qp_state
+
+
+def pair(qpt, gidx):
+    v, p = Side(qpt), Side(qpt)
+    rc = qpt == e.IBV_QPT_RC
+    v.connect(p.qp.qp_num, gidx, rc)
+    p.connect(v.qp.qp_num, gidx, rc)
+    return v, p
+
+
+uc4 = pair(e.IBV_QPT_UC, GID4)
+uc6 = pair(e.IBV_QPT_UC, GID6)
+rc4 = pair(e.IBV_QPT_RC, GID4)
+for v, _ in (uc4, uc6):
+    v.recv(1)
+# the RC victim's SEND waits for a receive at its peer: RNR NAKs
+rnr0 = stat('rc_rnr_naks_rcvd')
+rc_data = os.urandom(48)
+rc4[0].send(10, rc_data)
+result('the RC victim\'s SEND is outstanding (its peer RNR NAKs it)',
+       wait_for(lambda: stat('rc_rnr_naks_rcvd') > rnr0),
+       'rc_rnr_naks_rcvd stayed at %s' % rnr0)
+
+# an intruder on DEV, on its second address, set on the IPv4 UC victim
+intruder = Side(e.IBV_QPT_UC)
+intruder.connect(uc4[0].qp.qp_num, GID4, False, sgidx=GIDX)
+
+
+def addr(gidx):
+    """The IP address of DEV's GID gidx."""
+    a = ipaddress.IPv6Address(str(ctx.query_gid(port_num=1, index=gidx)))
+    return str(a.ipv4_mapped or a)
+
+
+DST4, DST6 = addr(GID4), addr(GID6)
+specs = ['uc-send,%s,%s,%d' % (SRC4, DST4, uc4[0].qp.qp_num),
+         'uc-send,%s,%s,%d' % (SRC6, DST6, uc6[0].qp.qp_num),
+         'nak,%s,%s,%d,%d,0x62' % (SRC4, DST4, rc4[0].qp.qp_num, PSN),
+         'nak,%s,%s,%d,%d,0x60' % (SRC4, DST4, rc4[0].qp.qp_num, PSN)]
+forged = len(specs) + 1         # and the intruder's SEND
+bad0, icrc0 = stat('rx_bad_path'), stat('rx_bad_icrc')
+out = subprocess.run(FORGER + specs, capture_output=True, text=True,
+                     timeout=WAIT)
+for line in (out.stdout + out.stderr).splitlines():
+    print('# %s' % line)
+result('the forger ran unprivileged and sent %d packets' % len(specs),
+       out.returncode == 0 and 'uid 65534 euid 65534' in out.stdout and
+       out.stdout.count('forge4791: sent') == len(specs),
+       'exit status %d' % out.returncode)
+intruder.send(20, b'intruder on the second address')
+wcs = intruder.poll(1)
+result('the intruder\'s UC SEND went out',
+       len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS,
+       str([(w.wr_id, w.status) for w in wcs]))
+
+# every forged packet dropped where it arrived, and counted once
+if bad0 is None:
+    result('rx_bad_path counted the %d forged packets' % forged, False,
+           'DEV has no rx_bad_path counter')
+else:
+    wait_for(lambda: stat('rx_bad_path') - bad0 >= forged)
+    time.sleep(0.5)             # nothing more comes
+    result('rx_bad_path counted the %d forged packets' % forged,
+           stat('rx_bad_path') - bad0 == forged,
+           'grew by %d' % (stat('rx_bad_path') - bad0))
+result('rx_bad_icrc did not move (the ICRCs were valid)',
+       stat('rx_bad_icrc') == icrc0,
+       'grew by %d' % (stat('rx_bad_icrc') - icrc0))
+
+# nothing delivered, nobody killed
+for name, (v, _) in (('IPv4 UC', uc4), ('IPv6 UC', uc6), ('RC', rc4)):
+    wcs = v.poll(1, secs=0.5)
+    result('%s victim: no completion, its buffer untouched' % name,
+           not wcs and v.mr.read(1024, 0) == FILL * 1024,
+           'completions %s, buffer %r' % (
+               [(w.wr_id, w.status, w.byte_len) for w in wcs],
+               v.mr.read(16, 0)))
+    result('%s victim: still in RTS' % name, v.state() == e.IBV_QPS_RTS,
+           'state %d' % v.state())
+
+# the real peers still get through, byte for byte
+for name, (v, p) in (('IPv4 UC', uc4), ('IPv6 UC', uc6)):
+    data = os.urandom(40)
+    p.send(2, data)
+    wcs, swc = v.poll(1), p.poll(1)
+    result('%s: the peer\'s SEND arrives byte for byte' % name,
+           len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS and
+           wcs[0].wr_id == 1 and wcs[0].byte_len == len(data) and
+           v.mr.read(len(data), 0) == data and len(swc) == 1 and
+           swc[0].status == e.IBV_WC_SUCCESS,
+           'recv %s, send %s' % ([(w.wr_id, w.status, w.byte_len)
+                                  for w in wcs],
+                                 [(w.wr_id, w.status) for w in swc]))
+v, p = rc4
+p.recv(3)
+wcs, rwc = v.poll(1), p.poll(1)
+result('RC: the outstanding SEND completes once its peer posts a receive, '
+       'byte for byte',
+       len(wcs) == 1 and wcs[0].wr_id == 10 and
+       wcs[0].status == e.IBV_WC_SUCCESS and len(rwc) == 1 and
+       rwc[0].status == e.IBV_WC_SUCCESS and
+       rwc[0].byte_len == len(rc_data) and
+       p.mr.read(len(rc_data), 0) == rc_data,
+       'send %s, recv %s' % ([(w.wr_id, w.status) for w in wcs],
+                             [(w.wr_id, w.status, w.byte_len) for w in rwc]))
+sys.exit(1 if FAILS else 0)
