@@ -9,9 +9,10 @@
 # demo among them), 6.12 (after the DKMS check and vm-run's self-test,
 # which run only when their inputs changed; then a short second boot of
 # 6.12 on a CPU model with PCLMULQDQ, 6.12-pclmul, where the ICRC takes
-# the crypto API's accelerated CRC-32), and two boots of the KUnit/KASAN
-# test kernel side by side (debug: KUnit first, and debug2, each with half
-# of the suites that pay off under KASAN, lockdep, kmemleak and UBSAN),
+# the crypto API's accelerated CRC-32), and three boots of the KUnit/KASAN
+# test kernel side by side (debug: KUnit first, debug2 and debug3, each
+# with a share of the suites that pay off under KASAN, lockdep, kmemleak
+# and UBSAN),
 # whose lane starts with the host stages and first builds that kernel if
 # it is not cached.  A fourth lane,
 # also started with the host stages, boots Debian 13's own root (deb13:
@@ -60,8 +61,18 @@ want() {
 	return 1
 }
 
-# want_debug: a boot of the test kernel (either half of its suites) is to run.
-want_debug() { want e2e-debug || want e2e-debug2; }
+# The test kernel's boots: the matrix's rows debug, debug2 and debug3, each
+# with its share of the debug suites (KUnit first, in debug).
+DEBUG_BOOTS="debug debug2 debug3"
+
+# want_debug: a boot of the test kernel (any share of its suites) is to run.
+want_debug() {
+	local k
+	for k in $DEBUG_BOOTS; do
+		want "e2e-$k" && return 0
+	done
+	return 1
+}
 
 # left: seconds before the deadline (a large number when there is none).
 left() {
@@ -190,7 +201,7 @@ why() {
 # when the deadline left no time to start it).  vm_report reads both.
 vm_boot() {
 	local name=$1 kernel=$2 tmo=$3 flavour=$2 cpu= start rc
-	case "$kernel" in debug | debug2) flavour='test' ;; esac
+	case "$kernel" in debug | debug2 | debug3) flavour='test' ;; esac
 	# KERNEL-pclmul: KERNEL on a CPU model with PCLMULQDQ (the ICRC's
 	# accelerated CRC-32; QEMU's default qemu64 has none)
 	case "$kernel" in *-pclmul) flavour=${kernel%-pclmul} cpu=Westmere ;; esac
@@ -288,8 +299,8 @@ selftest_key() {
 # than one core busy on average (it mostly waits on timers, the network
 # and its own processes), so they share the machine's two cores.  The
 # test kernel's lane first builds that kernel if it is not cached, then
-# its module, then boots it twice at once, each boot with half of the
-# debug suites (the matrix's debug and debug2 rows; KUnit first in
+# its module, then boots it three times at once, each boot with a share of the
+# debug suites (the matrix's debug, debug2 and debug3 rows; KUnit first in
 # debug): the test kernel's suites are the longest, and on a cold machine
 # they start last, once the stock boots are nearly done.  The build is
 # the cold run's critical path: it runs ahead of the stock boots (nice
@@ -305,8 +316,11 @@ lane_debug() {
 	want_debug || return 0
 	lane_run build-test make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test ||
 		return 0
-	want e2e-debug && vm_boot e2e-debug debug "$vm_tmo" &
-	want e2e-debug2 && vm_boot e2e-debug2 debug2 "$vm_tmo" &
+	local k
+	for k in $DEBUG_BOOTS; do
+		# a row the tier does not have is no boot (tier full: debug only)
+		want "e2e-$k" && [ -n "$(plan_of "$k")" ] && vm_boot "e2e-$k" "$k" "$vm_tmo" &
+	done
 	wait
 }
 
@@ -428,7 +442,9 @@ run_all() {
 	if want_debug; then
 		report_rc build-test
 	fi
-	vm_report e2e-debug2 debug2
+	for k in debug2 debug3; do
+		[ -n "$(plan_of "$k")" ] && vm_report "e2e-$k" "$k"
+	done
 	if want e2e-debug; then
 		vm_report e2e-debug debug
 		if [ -f "$LOGS/vm-e2e-debug/kunit-dmesg.txt" ]; then
