@@ -50,6 +50,14 @@
 #         opens) on veth-a sees the RoCE v2 packets (UDP 4791) of a transfer
 #         started while it is open: tapped traffic takes the wire, one
 #         packet at a time (no GSO datagram).
+# filter  an nftables chain dropping UDP 4791 on input in A (the
+#         requester's namespace), on output in B (the responder's), and
+#         on output in A at -225 (the security modules' labelling hooks'
+#         priority): ib_read_bw and ib_send_bw fail with the completion
+#         status direct=0 gives (IBV_WC_RETRY_EXC_ERR), no message starts
+#         direct; once each chain is deleted, a verified transfer goes
+#         direct again.  Skipped on a kernel without nftables (the test
+#         kernel); nft itself must be there.
 #
 #   DIRECT_BIG=2M DIRECT_BIG_N=5   the clean part's message size and count
 #                                  (perftest takes 5 at least; make
@@ -965,8 +973,10 @@ unblocked_case() {
 
 if want filter && e2e_selected filter; then
 	modprobe nf_tables 2>/dev/null
-	if ! $NA nft list tables >/dev/null 2>&1; then
-		echo "# $E2E_SUITE: filter: skipped, no nftables here (nft, CONFIG_NF_TABLES)"
+	if ! command -v nft >/dev/null; then
+		not_ok "filter" "nft missing (scripts/deps.sh installs nftables)"
+	elif ! $NA nft list tables >/dev/null 2>&1; then
+		echo "# $E2E_SUITE: filter: skipped, this kernel has no nftables (CONFIG_NF_TABLES)"
 	else
 		set_direct 1
 		dyndbg +p
