@@ -5,7 +5,7 @@
 #                           provider, and one VM running rping (QEMU, the
 #                           verbs tools the VM takes from this root)
 #   scripts/deps.sh [check] make check: the demo's, plus sparse, the e2e
-#                           suites' tools (perftest, pyverbs, fio, ...),
+#                           suites' tools (perftest, pyverbs, fio, nft, ...),
 #                           DKMS, debootstrap and the test kernel's
 #                           build tools
 #
@@ -17,7 +17,7 @@ python3 qemu-system-x86 busybox-static iproute2 iputils-ping ethtool
 rdma-core ibverbs-utils rdmacm-utils dpkg-dev cmake ninja-build
 libnl-3-dev libnl-route-3-dev patch curl"
 CHECK="$DEMO bc flex bison libssl-dev dwarves sparse perftest
-python3-pyverbs fio libibverbs-dev librdmacm-dev dkms debootstrap"
+python3-pyverbs fio libibverbs-dev librdmacm-dev dkms debootstrap nftables"
 case "${1:-check}" in
 demo) PKGS=$DEMO ;;
 check) PKGS=$CHECK ;;

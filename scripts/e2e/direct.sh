@@ -9,8 +9,9 @@
 # counters are printed (loss_info says why).  Runs inside the
 # VM, on the boot's pair: shca0 in shca-a (veth-a) <-> shca1 in shca-b.
 #
-#   direct.sh [PART...]   PART: clean, qdisc, kill, netdev, mix, tap;
-#                         robust = qdisc kill netdev mix tap; default: all
+#   direct.sh [PART...]   PART: clean, qdisc, kill, netdev, mix, tap,
+#                         filter; robust = qdisc kill netdev mix tap
+#                         filter; default: all
 #
 # clean   2 MiB x5 ib_read_bw, ib_write_bw, ib_send_bw (perftest) and a dxfer
 #         WRITE+READ+SEND run, across the namespaces (direct), on one
@@ -49,6 +50,14 @@
 #         opens) on veth-a sees the RoCE v2 packets (UDP 4791) of a transfer
 #         started while it is open: tapped traffic takes the wire, one
 #         packet at a time (no GSO datagram).
+# filter  an nftables chain dropping UDP 4791 on input in A (the
+#         requester's namespace), on output in B (the responder's), and
+#         on output in A at -225 (the security modules' labelling hooks'
+#         priority): ib_read_bw and ib_send_bw fail with the completion
+#         status direct=0 gives (IBV_WC_RETRY_EXC_ERR), no message starts
+#         direct; once each chain is deleted, a verified transfer goes
+#         direct again.  Skipped on a kernel without nftables (the test
+#         kernel); nft itself must be there.
 #
 #   DIRECT_BIG=2M DIRECT_BIG_N=5   the clean part's message size and count
 #                                  (perftest takes 5 at least; make
@@ -64,7 +73,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
 parts=" ${*:-clean robust} "
-parts=${parts/ robust / qdisc kill netdev mix tap }
+parts=${parts/ robust / qdisc kill netdev mix tap filter }
 # want PART: PART is to run; it prints how long the previous part took.
 PART=setup PART_T0=$SECONDS
 want() {
@@ -885,6 +894,129 @@ if want tap && e2e_selected tap; then
 		kill "$tpid" 2>/dev/null
 		wait "$tpid"
 	fi
+fi
+
+# --- filter: netfilter on either way, both ways honoured ---------------------------------------
+
+# nft_chain NS HOOK PRIO: a table inet shca_e2e in namespace NS (its
+# `ip netns exec` prefix) whose chain on HOOK at priority PRIO drops UDP
+# 4791, every RoCE v2 packet; nft_unchain NS deletes it.
+nft_chain() {
+	# shellcheck disable=SC2086
+	$1 nft -f - <<-EOT
+		table inet shca_e2e {
+			chain c {
+				type filter hook $2 priority $3; policy accept;
+				udp dport 4791 drop
+			}
+		}
+	EOT
+}
+nft_unchain() {
+	# shellcheck disable=SC2086
+	$1 nft delete table inet shca_e2e 2>/dev/null
+}
+
+# FAIL_STATUS[OP]: the completion status ib_OP_bw's requester got with
+# direct=0 under the first chain (perftest: "Failed status N").
+declare -A FAIL_STATUS
+
+# blocked_case NAME OP: ib_OP_bw (read or send), 4 KiB x5 at a 17 ms
+# retransmit timeout (-u 12; 7 retries), from A to B while a chain drops
+# the RoCE v2 packets one way: the requester must end with the error
+# completion the wire gives (FAIL_STATUS[OP], or IBV_WC_RETRY_EXC_ERR, 12),
+# and no message may start on the direct path (tx_direct_msgs +0 on both
+# devices).  With BLOCKED_REF=1 (under direct=0) it records FAIL_STATUS.
+# The server is stopped once the client ended: an ib_send_bw server whose
+# client failed waits for the receives that never come.
+blocked_case() {
+	local name=$1 op=$2 want st srv crc t0=$SECONDS slug
+	e2e_selected "$name" || return 0
+	want=${FAIL_STATUS[$op]:-12}
+	slug=$E2E_LOGS/$(echo "$E2E_SUITE-$name" | tr -c 'A-Za-z0-9.\n-' '_')
+	snap f0 "$DA" "$DB"
+	# shellcheck disable=SC2086
+	$NB timeout 120 ib_${op}_bw -d "$DB" -x "$GB4" -F -s 4096 -n 5 -u 12 >"$slug.srv" 2>&1 &
+	srv=$!
+	wait_for 120 tcp_listening "$srv" 18515
+	# shellcheck disable=SC2086
+	$NA timeout 120 ib_${op}_bw -d "$DA" -x "$GA4" -F -s 4096 -n 5 -u 12 "$AB" >"$slug.cli" 2>&1
+	crc=$?
+	kill "$srv" 2>/dev/null
+	wait "$srv" 2>/dev/null
+	snap f1 "$DA" "$DB"
+	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
+	st=$(sed -n 's/.*Failed status \([0-9]*\).*/\1/p' "$slug.cli" | head -n 1)
+	if [ "${BLOCKED_REF:-0}" = 1 ] && [ -n "$st" ]; then
+		FAIL_STATUS[$op]=$st
+		want=$st
+	fi
+	if [ "$crc" != 0 ] && [ "$st" = "$want" ]; then
+		ok "$name: the requester fails as on the wire (completion status $st)"
+	else
+		not_ok "$name: the requester fails as on the wire (completion status $want)" \
+			"client rc=$crc, status ${st:-none}: $(gist "$slug.cli" 4)"
+	fi
+	path_case "$name" f0 f1 wire "$DA" "$DB"
+}
+
+# unblocked_case NAME: the chain is gone: a verified dxfer READ+SEND run
+# (4 KiB x2) goes direct again.
+unblocked_case() {
+	local name=$1
+	e2e_selected "$name" || return 0
+	snap f0 "$DA" "$DB"
+	verified "$name: verified" -o rs -S 4K -n 2
+	snap f1 "$DA" "$DB"
+	path_case "$name" f0 f1 direct "$DA" "$DB"
+}
+
+if want filter && e2e_selected filter; then
+	modprobe nf_tables 2>/dev/null
+	if ! command -v nft >/dev/null; then
+		not_ok "filter" "nft missing (scripts/deps.sh installs nftables)"
+	elif ! $NA nft list tables >/dev/null 2>&1; then
+		echo "# $E2E_SUITE: filter: skipped, this kernel has no nftables (CONFIG_NF_TABLES)"
+	else
+		set_direct 1
+		dyndbg +p
+		n="A drops RoCE v2 on input"
+		if nft_chain "$NA" input 0; then
+			if [ "$HAVE_PARAM" = 1 ]; then
+				set_direct 0
+				BLOCKED_REF=1 blocked_case "$n, direct=0: RDMA READ" read
+				BLOCKED_REF=1 blocked_case "$n, direct=0: SEND" send
+				set_direct 1
+			fi
+			blocked_case "$n: RDMA READ" read
+			blocked_case "$n: SEND" send
+			nft_unchain "$NA"
+			unblocked_case "$n, then the chain deleted"
+		else
+			not_ok "$n" "nft failed"
+		fi
+		n="B drops RoCE v2 on output"
+		if nft_chain "$NB" output 0; then
+			blocked_case "$n: RDMA READ" read
+			blocked_case "$n: SEND" send
+			nft_unchain "$NB"
+			unblocked_case "$n, then the chain deleted"
+		else
+			not_ok "$n" "nft failed"
+		fi
+		# -225: NF_IP_PRI_SELINUX_FIRST, the labelling hooks' priority
+		n="A drops RoCE v2 on output at the security modules' priority"
+		if nft_chain "$NA" output -225; then
+			blocked_case "$n: RDMA READ" read
+			nft_unchain "$NA"
+			unblocked_case "$n, then the chain deleted"
+		else
+			not_ok "$n" "nft failed"
+		fi
+		dyndbg -p
+	fi
+	nft_unchain "$NA"
+	nft_unchain "$NB"
 fi
 
 echo "# $E2E_SUITE: $PART took $((SECONDS - PART_T0)) s"

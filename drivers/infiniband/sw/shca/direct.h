@@ -31,8 +31,10 @@
 #define SHCA_REORDER_HOLD_NS	(50 * NSEC_PER_MSEC)
 #define SHCA_REORDER_CHECK_NS	(500 * NSEC_PER_USEC)
 
+bool shca_dev_is_veth(const struct net_device *dev);
 bool shca_way_watched(const struct dst_entry *dst, bool ipv4);
-bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path);
+bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path,
+			bool replies, struct shca_direct_memo *memo);
 int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		     struct sk_buff *skb);
 bool shca_direct_dest_holds(struct shca_qp *qp);

@@ -202,12 +202,12 @@ static bool shca_tx_same_flow(const struct sk_buff *a,
  * Is @dev a link inside this host (loopback, a veth), where the stack
  * itself cuts a GSO datagram into its segments?  A NIC that segments in
  * hardware may number the IPv4 IDs of the segments, which the ICRCs
- * cover, so it gets its packets one by one.
+ * cover, so it gets its packets one by one; so does a netkit, whose
+ * programs would see the datagram whole (shca_dev_is_veth()).
  */
 static bool shca_tx_host_link(const struct net_device *dev)
 {
-	return (dev->flags & IFF_LOOPBACK) ||
-	       dev->netdev_ops->ndo_get_peer_dev;
+	return (dev->flags & IFF_LOOPBACK) || shca_dev_is_veth(dev);
 }
 
 /*
@@ -588,7 +588,7 @@ void shca_net_exit(void)
 /* Transmit                                                            */
 /* ------------------------------------------------------------------ */
 
-static int shca_route4(struct shca_dev *sdev, struct shca_path *path)
+static int shca_route4(struct net *net, struct shca_path *path)
 {
 	struct flowi4 fl = {
 		.daddr = path->daddr.v4,
@@ -597,14 +597,15 @@ static int shca_route4(struct shca_dev *sdev, struct shca_path *path)
 	};
 	struct rtable *rt;
 
-	rt = ip_route_output_key(dev_net(sdev->ndev), &fl);
+	rt = ip_route_output_key(net, &fl);
 	if (IS_ERR(rt))
 		return PTR_ERR(rt);
 	path->dst = &rt->dst;
 	return 0;
 }
 
-static int shca_route6(struct shca_dev *sdev, struct shca_path *path)
+static int shca_route6(struct net *net, struct net_device *ndev,
+		       struct shca_path *path)
 {
 	struct flowi6 fl = {
 		.daddr = path->daddr.v6,
@@ -616,13 +617,29 @@ static int shca_route6(struct shca_dev *sdev, struct shca_path *path)
 	if (!IS_ENABLED(CONFIG_IPV6) || !ipv6_stub->ipv6_dst_lookup_flow)
 		return -EAFNOSUPPORT;
 	if (ipv6_addr_type(&fl.daddr) & IPV6_ADDR_LINKLOCAL)
-		fl.flowi6_oif = sdev->ndev->ifindex;
-	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(sdev->ndev), NULL, &fl,
-					      NULL);
+		fl.flowi6_oif = ndev->ifindex;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl, NULL);
 	if (IS_ERR(dst))
 		return PTR_ERR(dst);
 	path->dst = dst;
 	return 0;
+}
+
+/**
+ * shca_path_route - route a RoCE v2 packet in a namespace
+ * @net: the namespace the packet leaves from
+ * @ndev: its device there, whose link an IPv6 link-local address is on
+ * @path: ipv4, saddr and daddr set; path->dst filled in, referenced, on
+ *	success
+ *
+ * Context: process or softirq; does not sleep.
+ * Return: 0 or a negative errno.
+ */
+int shca_path_route(struct net *net, struct net_device *ndev,
+		    struct shca_path *path)
+{
+	return path->ipv4 ? shca_route4(net, path) :
+			    shca_route6(net, ndev, path);
 }
 
 /**
@@ -645,11 +662,11 @@ int shca_path_resolve(struct shca_dev *sdev, const union ib_gid *sgid,
 	if (path->ipv4) {
 		path->saddr.v4 = shca_gid_to_ipv4(sgid);
 		path->daddr.v4 = shca_gid_to_ipv4(dgid);
-		return shca_route4(sdev, path);
+	} else {
+		memcpy(&path->saddr.v6, sgid->raw, sizeof(path->saddr.v6));
+		memcpy(&path->daddr.v6, dgid->raw, sizeof(path->daddr.v6));
 	}
-	memcpy(&path->saddr.v6, sgid->raw, sizeof(path->saddr.v6));
-	memcpy(&path->daddr.v6, dgid->raw, sizeof(path->daddr.v6));
-	return shca_route6(sdev, path);
+	return shca_path_route(dev_net(sdev->ndev), sdev->ndev, path);
 }
 
 static unsigned int shca_ip_hlen(const struct shca_path *path)

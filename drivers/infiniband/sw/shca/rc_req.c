@@ -1176,22 +1176,25 @@ static bool shca_req_may_start(struct shca_qp *qp,
 /*
  * May the next message take the same-host direct path?  Only once every
  * packet sent on the wire is acknowledged, so that none can arrive after
- * a direct one; a UC QP never knows, and switches at once.
- * Context: SQ engine.
+ * a direct one; a UC QP never knows, and switches at once.  The way back
+ * counts too but for UC: the responses and ACKs of a direct message come
+ * back direct (direct.c).
+ * Context: SQ engine (qp->sq_engine held).
  */
 static bool shca_req_may_go_direct(struct shca_qp *qp)
 {
 	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
+	bool uc = qp->ibqp.qp_type == IB_QPT_UC;
 	struct shca_req *req = &qp->req;
 	struct shca_path path = {};
 	bool direct;
 
-	if (req->wire_sent && qp->ibqp.qp_type != IB_QPT_UC &&
-	    shca_psn_before(req->una, req->wire_end))
+	lockdep_assert_held(&qp->sq_engine);
+	if (req->wire_sent && !uc && shca_psn_before(req->una, req->wire_end))
 		return false;
 	if (shca_qp_path(qp, &path))
 		return false;
-	direct = shca_direct_usable(sdev, &path);
+	direct = shca_direct_usable(sdev, &path, !uc, &qp->direct_memo);
 	dst_release(path.dst);
 	return direct;
 }

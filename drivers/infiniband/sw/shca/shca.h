@@ -341,6 +341,30 @@ struct shca_qp_av {
 	u32 flow_label;
 };
 
+/*
+ * What the same-host path's routing checks of a way found (direct.c,
+ * shca_direct_routes()), and for what: the addresses and source port, the
+ * devices at both ends (ifindex and their namespaces' net_cookie, never
+ * reused) and the route generations of those namespaces, which every
+ * change of a route, a routing rule, an address or an xfrm policy bumps.
+ */
+struct shca_direct_key {
+	u64 net[2];		/* net_cookie: the sender's, the target's */
+	int genid[2];		/* rt_genid_ipv4/6() of those namespaces */
+	int ifindex[2];		/* the way out, the target device */
+	struct in6_addr saddr;	/* an IPv4 address in the first 4 bytes */
+	struct in6_addr daddr;
+	__be16 sport;
+	u8 ipv4;
+	u8 replies;		/* responses come back (RC, XRC) */
+};
+
+struct shca_direct_memo {
+	struct shca_direct_key key;
+	const char *why;	/* NULL: the routing lets both ways pass */
+	bool valid;
+};
+
 struct shca_qp {
 	struct ib_qp ibqp;
 	struct kref ref;
@@ -416,6 +440,8 @@ struct shca_qp {
 	 */
 	seqlock_t av_lock;
 	struct shca_qp_av av;		/* av_lock */
+	/* the same-host path's routing verdict (direct.c), SQ engine only */
+	struct shca_direct_memo direct_memo;
 };
 
 /**
@@ -625,6 +651,8 @@ int shca_net_get(struct shca_dev *sdev);
 void shca_net_put(struct shca_dev *sdev);
 int shca_path_resolve(struct shca_dev *sdev, const union ib_gid *sgid,
 		      const union ib_gid *dgid, struct shca_path *path);
+int shca_path_route(struct net *net, struct net_device *ndev,
+		    struct shca_path *path);
 struct sk_buff *shca_skb_alloc(struct shca_dev *sdev,
 			       const struct shca_path *path, unsigned int len);
 int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,

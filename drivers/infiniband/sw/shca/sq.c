@@ -233,7 +233,10 @@ static int shca_ud_gather(struct shca_qp *qp, const struct shca_swqe *w,
 	return shca_cursor_copy(&cur, buf, len, false);
 }
 
-/* Build and send one UD packet.  Return: an ib_wc_status. */
+/*
+ * Build and send one UD packet.  Return: an ib_wc_status.
+ * Context: SQ engine (qp->sq_engine held).
+ */
 static enum ib_wc_status shca_ud_send(struct shca_qp *qp,
 				      const struct shca_swqe *w,
 				      const void *slot, u32 len)
@@ -245,6 +248,7 @@ static enum ib_wc_status shca_ud_send(struct shca_qp *qp,
 	struct sk_buff *skb;
 	int ret;
 
+	lockdep_assert_held(&qp->sq_engine);
 	if (shca_ud_dest(qp, w->hdr.ud.ah_handle, &dest))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (shca_ud_path(qp, &dest, w->hdr.ud.remote_qpn, &path)) {
@@ -252,7 +256,7 @@ static enum ib_wc_status shca_ud_send(struct shca_qp *qp,
 		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
 		return IB_WC_SUCCESS;
 	}
-	path.direct = shca_direct_usable(sdev, &path);
+	path.direct = shca_direct_usable(sdev, &path, false, &qp->direct_memo);
 	path.rx_inline = true;	/* an SQ engine run, see direct.c, net.c */
 	shca_stat_inc(sdev, path.direct ? SHCA_STAT_TX_DIRECT_MSGS :
 					  SHCA_STAT_TX_WIRE_MSGS);
