@@ -366,7 +366,8 @@ static void run_case(const struct fcase *c, unsigned int maxn)
 			else if (!err)
 				snprintf(why, sizeof(why),
 					 "fault %u: failed with errno 0", n);
-			enomem += err == ENOMEM;
+			else
+				enomem += err == ENOMEM;
 		}
 		if (obj && (r = c->destroy(obj)))
 			snprintf(why, sizeof(why),
