@@ -103,13 +103,15 @@ check:
 
 # Soak sizes (scripts/e2e/README): netem 1 GiB, 10^5 fuzz packets in
 # batches of 100, 1000 hostile rounds, the direct suite's 6 MiB x5 and
-# 16 QPs x300, rc's 6 MiB READs x10; the seeds are printed by the suites.
+# 16 QPs x300, rc's 6 MiB READs x10, the verbs fuzzer 30 minutes
+# unprivileged and 5 as root; the seeds are printed by the suites.
 check-full:
 	SHCA_TIER=full SHCA_NETEM_MIB=$${SHCA_NETEM_MIB:-1024} \
 	SHCA_DIRECT_BIG=$${SHCA_DIRECT_BIG:-6M} SHCA_DIRECT_BIG_N=$${SHCA_DIRECT_BIG_N:-5} \
 	SHCA_DIRECT_Q16_N=$${SHCA_DIRECT_Q16_N:-300} SHCA_RC_READ_N=$${SHCA_RC_READ_N:-10} \
 	SHCA_FUZZ_N=$${SHCA_FUZZ_N:-100000} SHCA_FUZZ_BATCH=$${SHCA_FUZZ_BATCH:-100} \
 	SHCA_FUZZ_ROUNDS=$${SHCA_FUZZ_ROUNDS:-1000} \
+	SHCA_FUZZ_SECS=$${SHCA_FUZZ_SECS:-1800} SHCA_FUZZ_ROOT_SECS=$${SHCA_FUZZ_ROOT_SECS:-300} \
 	$(SCRIPTS)/check.sh
 
 bench:

@@ -459,7 +459,7 @@ run_all() {
 }
 
 run_all
-grep -h '^# pyverbs(' "$LOGS"/e2e-*.log 2>/dev/null | sed 's/^# /# counts: /'
+grep -h -E '^# (pyverbs|fuzz)\(' "$LOGS"/e2e-*.log 2>/dev/null | sed 's/^# /# counts: /'
 echo "# times (tier $TIER):"
 printf '#   %s\n' "${TIMES[@]}"
 printf '#   %6d s  total\n' $((SECONDS - T0))

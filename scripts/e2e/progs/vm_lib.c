@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Helpers shared by vm_events and vm_hostile; see vm_lib.h. */
+/* Helpers shared by the VM programs; see vm_lib.h. */
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,16 +153,30 @@ int one_wc(struct ibv_cq *cq, struct ibv_wc *wc)
 	return -1;
 }
 
-/* Open @dev_name and build the environment: two UD QPs and an AH. */
-int setup(struct env *e, const char *dev_name)
+/*
+ * The device named @dev_name, or NULL.  The list stays allocated (it is
+ * small and the device must outlive it), so that the device can be
+ * opened again and again, also in a forked child.
+ */
+struct ibv_device *find_dev(const char *dev_name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
 	int i;
 
 	for (i = 0; list && list[i]; i++)
 		if (!strcmp(ibv_get_device_name(list[i]), dev_name))
-			e->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+			return list[i];
+	if (list)
+		ibv_free_device_list(list);
+	return NULL;
+}
+
+/* Open @dev_name and build the environment: two UD QPs and an AH. */
+int setup(struct env *e, const char *dev_name)
+{
+	struct ibv_device *dev = find_dev(dev_name);
+
+	e->ctx = dev ? ibv_open_device(dev) : NULL;
 	if (!e->ctx || ibv_query_gid(e->ctx, 1, e->gid_index, &e->gid))
 		return -1;
 	e->pd = ibv_alloc_pd(e->ctx);

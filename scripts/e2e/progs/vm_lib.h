@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Helpers shared by the programs that drive a live shca device in the VM
- * (vm_events, vm_hostile): one process, UD QPs that talk to each other
- * through the device's own GID, and polling with generous bounds.
+ * (vm_events, vm_hostile, verbs_fuzz, verbs_fault): finding the device,
+ * one process, UD QPs that talk to each other through the device's own
+ * GID, and polling with generous bounds.
  */
 #ifndef SHCA_VM_LIB_H
 #define SHCA_VM_LIB_H
@@ -58,6 +59,7 @@ int post_ud_send(struct env *e, struct ibv_qp *qp, struct ibv_ah *ah,
 int send_n(struct env *e, struct ibv_ah *ah, uint32_t qpn, int n);
 int one_wc(struct ibv_cq *cq, struct ibv_wc *wc);
 bool async_event_within(struct env *e, enum ibv_event_type want);
+struct ibv_device *find_dev(const char *dev_name);
 int setup(struct env *e, const char *dev_name);
 
 #endif

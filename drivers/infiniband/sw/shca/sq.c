@@ -384,16 +384,24 @@ bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
 	return true;
 }
 
-/* Is there a UD/GSI/RAW WQE the engine could execute now? */
+/*
+ * Is there a UD/GSI/RAW WQE the engine could execute now?  Only in the
+ * states where shca_sq_drain() consumes WQEs: RTS executes them, ERR
+ * flushes them.  In SQD and SQE it keeps them; calling them pending
+ * there spun shca_engine_loop() for ever in the posting system call (a
+ * soft lockup; verbs_fuzz, seed 0x37f0: a UD QP moved to SQD with WQEs
+ * posted, then a doorbell).
+ */
 bool shca_sq_pending(struct shca_qp *qp)
 {
 	struct shca_ring *ring = &qp->sq.ring;
 	/* pairs with the producer's release of prod */
 	u32 prod = smp_load_acquire(&ring->ctl->prod);
+	enum ib_qp_state state = READ_ONCE(qp->state);
 
 	return prod != ring->kcons && !READ_ONCE(qp->dying) &&
 	       shca_ring_idx_valid(prod, ring->kcons, ring->entries) &&
-	       READ_ONCE(qp->state) >= IB_QPS_RTS;
+	       (state == IB_QPS_RTS || state == IB_QPS_ERR);
 }
 
 static int shca_wr_opcode(const struct shca_qp *qp, enum ib_wr_opcode opcode)
