@@ -121,10 +121,13 @@ for v in create_qp_raw create_qp_rss create_flow destroy_flow; do
 	read -r calls okn _ <<<"$(verb_row "$out" "$v")"
 	[ "${okn:-0}" -gt 0 ] || missing+=" $v"
 done
+# What a run of ROOT_SECS reaches depends on how fast the guest runs (a
+# wall-clock bound): said, not asserted.  verbs_fault creates raw packet
+# and RSS QPs, fault by fault, whatever the speed.
 if [ -z "$missing" ]; then
-	ok "verbs_fuzz (root) reached raw packet QPs, RSS QPs and flows"
+	echo "# fuzz: verbs_fuzz (root) reached raw packet QPs, RSS QPs and flows"
 else
-	not_ok "verbs_fuzz (root) reached raw packet QPs, RSS QPs and flows" "never succeeded:$missing"
+	echo "# fuzz: verbs_fuzz (root) did not get to:$missing in $ROOT_SECS s"
 fi
 pingpong "the fuzz as root"
 
