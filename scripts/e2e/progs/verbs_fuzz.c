@@ -2070,30 +2070,7 @@ static void *worker(void *arg)
 /* The device still moves data: 3 UD datagrams to ourselves, every byte. */
 static bool device_moves_data(void)
 {
-	struct env e = { .gid_index = gid_index };
-	bool ok;
-	int i, j;
-
-	if (setup(&e, ibv_get_device_name(dev))) {
-		fprintf(stderr, "verbs_fuzz: data check: setup failed (errno %d)\n", errno);
-		return false;
-	}
-	ok = !send_n(&e, e.ah, e.rx->qp_num, 3) && !reap(e.rcq, 3);
-	for (i = 0; ok && i < 3; i++)
-		for (j = 0; j < MSG; j++)
-			ok = ok && e.buf[NBUF * MSG + (size_t)i * (MSG + 40) + 40 + j] ==
-				   (uint8_t)(0xa0 + i);
-	ibv_destroy_ah(e.ah);
-	ibv_destroy_qp(e.tx);
-	ibv_destroy_qp(e.rx);
-	ibv_destroy_cq(e.scq);
-	ibv_destroy_cq(e.rcq);
-	ibv_destroy_comp_channel(e.ch);
-	ibv_dereg_mr(e.mr);
-	ibv_dealloc_pd(e.pd);
-	ibv_close_device(e.ctx);
-	free(e.buf);
-	return ok;
+	return env_moves_data(ibv_get_device_name(dev), gid_index);
 }
 
 static void summary(void)

@@ -215,3 +215,37 @@ bool async_event_within(struct env *e, enum ibv_event_type want)
 	}
 	return got;
 }
+
+/*
+ * Does @dev_name still move data?  3 UD datagrams to ourselves through a
+ * fresh environment (setup()), every byte compared; all of it freed
+ * again.  For the programs that first try to break the device.
+ */
+bool env_moves_data(const char *dev_name, int gid_index)
+{
+	struct env e = { .gid_index = gid_index };
+	bool ok;
+	int i, j;
+
+	if (setup(&e, dev_name)) {
+		fprintf(stderr, "%s: data check: setup failed (errno %d)\n",
+			dev_name, errno);
+		return false;
+	}
+	ok = !send_n(&e, e.ah, e.rx->qp_num, 3) && !reap(e.rcq, 3);
+	for (i = 0; ok && i < 3; i++)
+		for (j = 0; j < MSG; j++)
+			ok = ok && e.buf[NBUF * MSG + (size_t)i * (MSG + 40) + 40 + j] ==
+				   (uint8_t)(0xa0 + i);
+	ibv_destroy_ah(e.ah);
+	ibv_destroy_qp(e.tx);
+	ibv_destroy_qp(e.rx);
+	ibv_destroy_cq(e.scq);
+	ibv_destroy_cq(e.rcq);
+	ibv_destroy_comp_channel(e.ch);
+	ibv_dereg_mr(e.mr);
+	ibv_dealloc_pd(e.pd);
+	ibv_close_device(e.ctx);
+	free(e.buf);
+	return ok;
+}

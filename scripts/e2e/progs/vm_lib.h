@@ -61,5 +61,6 @@ int one_wc(struct ibv_cq *cq, struct ibv_wc *wc);
 bool async_event_within(struct env *e, enum ibv_event_type want);
 struct ibv_device *find_dev(const char *dev_name);
 int setup(struct env *e, const char *dev_name);
+bool env_moves_data(const char *dev_name, int gid_index);
 
 #endif
