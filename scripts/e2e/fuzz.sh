@@ -15,7 +15,7 @@
 # The VM harness fails the run on any WARN, KASAN, lockdep or UBSAN report
 # and on a kmemleak leak.  Prints "# fuzz(verbs): ..." and
 # "# fuzz(faults): ..." count lines, which make check repeats.
-#   SHCA_FUZZ_SECS (default 110), SHCA_FUZZ_ROOT_SECS (40): the two runs'
+#   SHCA_FUZZ_SECS (default 80), SHCA_FUZZ_ROOT_SECS (30): the two runs'
 #   lengths; SHCA_VERBS_SEED (default 0x37f0): the seed (the root run
 #   takes SEED + 0x100); SHCA_FAULT_MAXN (2000): faults per verb at most.
 set -u
@@ -25,8 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 fuzz=$(prog verbs_fuzz) || exit 1
 fault=$(prog verbs_fault) || exit 1
-SECS=${SHCA_FUZZ_SECS:-110}
-ROOT_SECS=${SHCA_FUZZ_ROOT_SECS:-40}
+SECS=${SHCA_FUZZ_SECS:-80}
+ROOT_SECS=${SHCA_FUZZ_ROOT_SECS:-30}
 SEED=${SHCA_VERBS_SEED:-0x37f0}
 MAXN=${SHCA_FAULT_MAXN:-2000}
 

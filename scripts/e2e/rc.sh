@@ -6,9 +6,10 @@
 #   RC_DRV=shca|rxe   shca (default): shca0 <-> shca1; rxe: one rxe0 talking
 #                     to itself (see pair_setup), to check the suite itself
 # Argument "ipv4": every case over IPv4 only, one pass per path, rping
-# with 200 pings and no latency runs (the test kernel's boot, where KASAN
-# makes each run several times slower; the latency runs reach no code
-# path the bandwidth runs miss, and the 6.1 boot runs them).
+# with 200 pings, a 1000-WR SQ wrap and no latency runs (the test
+# kernel's boot, where KASAN makes each run several times slower; the
+# latency runs reach no code path the bandwidth runs miss, and the 6.1
+# boot runs them).
 set -u
 E2E_SUITE=rc
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +17,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 DRV=${RC_DRV:-shca}
 FAMS="4 6" PINGS=1000 LAT=1
-[ "${1:-}" = ipv4 ] && FAMS=4 PINGS=200 LAT=0
+# The SQ wrap runs 3000 WRs (tx_depth 128: 23 laps); ipv4: 1000 (7 laps).
+WRAPN=3000
+[ "${1:-}" = ipv4 ] && FAMS=4 PINGS=200 LAT=0 WRAPN=1000
 [ "$DRV" = shca ] || E2E_SUITE=rc-$DRV
 
 if ! pair_setup "$DRV"; then
@@ -70,9 +73,9 @@ done
 # Far more iterations than the SQ has slots (perftest's tx_depth is 128):
 # perftest posts again as soon as it polls a completion, so an SQ slot
 # still held after its completion became visible fails ibv_post_send.
-pair_case "ib_write_bw 4KiB -n 3000, the SQ wraps" tcp:18515 \
-	"$NB" "ib_write_bw -d $DB -x ${GB[4]} -F -s 4096 -n 3000" \
-	"$NA" "ib_write_bw -d $DA -x ${GA[4]} -F -s 4096 -n 3000 $AB" bw_ok
+pair_case "ib_write_bw 4KiB -n $WRAPN, the SQ wraps" tcp:18515 \
+	"$NB" "ib_write_bw -d $DB -x ${GB[4]} -F -s 4096 -n $WRAPN" \
+	"$NA" "ib_write_bw -d $DA -x ${GA[4]} -F -s 4096 -n $WRAPN $AB" bw_ok
 
 # --- large READs on a lossless path -----------------------------------------
 # A READ's responses come as a burst the requester cannot pace: shca asks

@@ -731,6 +731,10 @@ void shca_cq_sync_events(struct shca_cq *cq);
 void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 		  bool solicited);
 
+/* res.c */
+int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+
 /* qp.c */
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata);
