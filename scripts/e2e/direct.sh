@@ -474,22 +474,33 @@ clean_mode() {
 # QP's order); the same assertions as clean_mode.  A QP's READs wait
 # behind the other QPs' responses: the retransmit timeout is 1 s (-u 18)
 # rather than perftest's 67 ms, so that only a loss times out, not a
-# slow (KASAN) kernel.  Then 64 KiB x100 on 16 QPs at perftest's own
+# slow (KASAN) kernel.  Then 64 KiB x50 on 16 QPs at perftest's own
 # timeout (14: 67 ms), as make bench runs them: some 32 engines runnable
 # on 2 CPUs, each waiting its turn for longer than that under TCG; an
-# expiry while the packets wait on this host is held (rc_timeouts_held),
-# so still nothing times out or is resent.
+# expiry while the packets wait on this host is held (rc_timeouts_held):
+# on the direct path nothing times out or is resent; on the wire a
+# timeout is shown, not asserted (wire_loss_case, RTO_SHORT).
+#
+# Each run's completion moderation (perftest -Q) divides its iteration
+# count (cq_mod_for): perftest signals every cq_mod-th WR and a QP's last,
+# but counts every completion as cq_mod WRs and stops polling once the
+# count reaches iterations x QPs.  With -n 150 and its default of 100 the
+# last WR's completion counts 50 too many, so twelve QPs that finished
+# first end the polling, and a QP that still waits for its 100th WR's
+# completion (at tx_depth 128, it may post nothing more) spins for ever:
+# the run hung, rarely, wherever one QP fell that far behind (a loaded
+# TCG host), with every driver counter saying all was delivered.
 qp16_mode() {
-	local mode=$1 path=$2 op
+	local mode=$1 path=$2 op n4=$Q16N n64=$((Q16N / 3))
 	for op in read write; do
-		bw_case "$mode: ib_${op}_bw 4 KiB x$Q16N, 16 QPs" "$path" "$op" \
-			"-s 4096 -n $Q16N -q 16 -u 18" "$NB" "$DB" "$GB4" \
-			"$NA" "$DA" "$GA4" "$AB"
+		bw_case "$mode: ib_${op}_bw 4 KiB x$n4, 16 QPs" "$path" "$op" \
+			"-s 4096 -n $n4 -Q $(cq_mod_for "$n4") -q 16 -u 18" \
+			"$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB"
 	done
 	for op in read write; do
-		bw_case "$mode: ib_${op}_bw 64 KiB x$((Q16N / 3)), 16 QPs, timeout 14" \
-			"$path" "$op" "-s 65536 -n $((Q16N / 3)) -q 16" "$NB" "$DB" "$GB4" \
-			"$NA" "$DA" "$GA4" "$AB"
+		RTO_SHORT=1 bw_case "$mode: ib_${op}_bw 64 KiB x$n64, 16 QPs, timeout 14" \
+			"$path" "$op" "-s 65536 -n $n64 -Q $(cq_mod_for "$n64") -q 16" \
+			"$NB" "$DB" "$GB4" "$NA" "$DA" "$GA4" "$AB"
 	done
 }
 
@@ -515,13 +526,24 @@ clean_or_info() {
 # the requester a response, until the packet that fills it comes out of
 # its CPU's backlog (rc_held_requests, rc_held_responses, shown), so no
 # NAK and no resend follow.
+#
+# With RTO_SHORT=1 (a run at perftest's own 67 ms retransmit timeout) a
+# timeout and its resend are shown, not asserted: whether a response that
+# waits for a virtual CPU its host does not run comes back within 67 ms is
+# the host's timing (the holds wait for what they can see queued on this
+# host, rc_timeouts_held, not for a packet a stalled CPU has taken off
+# its backlog); drops and sequence NAKs are asserted all the same.
 wire_loss_case() {
-	local name=$1 from=$2 to=$3 bad held
-	local what="no drop, NAK, timeout or resend"
-	bad=$(grown "$from" "$to" "rx_dropped rc_seq_naks_rcvd rc_timeouts rc_retransmits" "${@:4}")
+	local name=$1 from=$2 to=$3 bad held late=
+	local what="no drop, NAK, timeout or resend" lost="rx_dropped rc_seq_naks_rcvd rc_timeouts rc_retransmits"
+	if [ "${RTO_SHORT:-0}" = 1 ]; then
+		what="no drop or NAK" lost="rx_dropped rc_seq_naks_rcvd"
+		late=$(grown "$from" "$to" "rc_timeouts rc_retransmits" "${@:4}")
+	fi
+	bad=$(grown "$from" "$to" "$lost" "${@:4}")
 	held=$(grown "$from" "$to" "rc_held_requests rc_held_responses rc_held_expired" "${@:4}")
 	if [ -z "$bad" ]; then
-		ok "$name: $what${held:+ (held after reordering:$held)}"
+		ok "$name: $what${held:+ (held after reordering:$held)}${late:+ (timed out at 67 ms:$late)}"
 	else
 		not_ok "$name: $what" "$bad ($(grown "$from" "$to" "$WHY" "${@:4}"))"
 	fi

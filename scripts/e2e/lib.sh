@@ -406,6 +406,19 @@ rping_ok() {
 
 # --- direct path and bench helpers (direct.sh, bench.sh) -------------------
 
+# cq_mod_for N: the largest of perftest's usual completion moderations
+# (-Q: 100, 50, 25, 20, 10, 5, 1) that divides an iteration count N.  A
+# multi-QP perftest run whose -n the moderation does not divide may stop
+# polling before every QP got the completion it waits for (direct.sh,
+# qp16_mode), and hang.
+cq_mod_for() {
+	local m
+	for m in 100 50 25 20 10 5 1; do
+		[ $(($1 % m)) = 0 ] && break
+	done
+	echo "$m"
+}
+
 # hw_stat_read VAR DEV NAME: set VAR (a name, array elements too) to counter
 # NAME of DEV's port 1, read from sysfs without starting a process; empty
 # when DEV has no such counter.
