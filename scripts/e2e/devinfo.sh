@@ -47,6 +47,35 @@ expect_eq "RSS advertised (rss_caps)" "$rss_caps" \
 check "WQs advertised (max_wq_type_rq 4096)" grep -Eq 'max_wq_type_rq:[[:space:]]*4096$' "$out"
 node_guid=$(awk '/node_guid/ {print $2}' "$out")
 check "node_guid non-zero" test -n "$node_guid" -a "$node_guid" != "0000:0000:0000:0000"
+# The driver's attributes in restrack (res.c, rdma resource show -dd): an
+# ibv_rc_pingpong server has created its RC QP and CQ and posted its
+# 37 receives (-r) before it waits for a client: the QP's RQ ring shows
+# 37 produced, none consumed, its requester at rest; the CQ is empty.
+timeout 120 ibv_rc_pingpong -d shca0 -r 37 -p 18600 >/dev/null 2>&1 &
+pp=$!
+# has LINE WORD...: every WORD (a " name value " run) is in LINE
+has() {
+	local line=" $1 " w
+	shift
+	for w in "$@"; do
+		[[ $line == *" $w "* ]] || return 1
+	done
+}
+pp_qp() { rdma -dd resource show qp link shca0 2>/dev/null | grep ' type RC .*comm ibv_rc_pingpong'; }
+if wait_for 60 sh -c "rdma -dd resource show qp link shca0 | grep -q 'comm ibv_rc_pingpong.* drv_rq_prod 37 '"; then
+	qpl=$(pp_qp)
+	cql=$(rdma -dd resource show cq dev shca0 2>/dev/null | grep 'comm ibv_rc_pingpong')
+	check "rdma res show qp -dd: an RC QP's rings (37 receives posted, none taken, no send)" \
+		has "$qpl" "drv_sq_prod 0" "drv_sq_cons 0" "drv_rq_prod 37" "drv_rq_cons 0"
+	check "rdma res show qp -dd: its requester at rest (head, cur, fetch 0; nothing held)" \
+		has "$qpl" "drv_req_head 0" "drv_req_cur 0" "drv_req_fetch 0" "drv_req_held 0" "drv_resp_held 0"
+	check "rdma res show cq -dd: its CQ empty (nothing written, none polled)" \
+		has "$cql" "drv_kprod 0" "drv_overflow 0" "drv_prod 0" "drv_cons 0"
+else
+	not_ok "rdma res show qp -dd: an RC QP's rings" "no RC QP of ibv_rc_pingpong with drv_rq_prod 37: $(rdma -dd resource show qp link shca0 2>&1 | tail -n 2 | tr '\n' ' ')"
+fi
+kill "$pp" 2>/dev/null
+wait "$pp" 2>/dev/null
 rdma link delete shca0
 ip link del di0
 modprobe -r shca
