@@ -57,7 +57,7 @@
 #         status direct=0 gives (IBV_WC_RETRY_EXC_ERR), no message starts
 #         direct; once each chain is deleted, a verified transfer goes
 #         direct again.  Skipped on a kernel without nftables (the test
-#         kernel); nft itself must be there.
+#         kernel has them since 2026-11-29); nft itself must be there.
 #
 #   DIRECT_BIG=2M DIRECT_BIG_N=5   the clean part's message size and count
 #                                  (perftest takes 5 at least; make
