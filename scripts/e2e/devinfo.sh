@@ -61,10 +61,19 @@ has() {
 		[[ $line == *" $w "* ]] || return 1
 	done
 }
-pp_qp() { rdma -dd resource show qp link shca0 2>/dev/null | grep ' type RC .*comm ibv_rc_pingpong'; }
-if wait_for 60 sh -c "rdma -dd resource show qp link shca0 | grep -q 'comm ibv_rc_pingpong.* drv_rq_prod 37 '"; then
+# res_show OBJ ARGS...: rdma -dd resource show OBJ ARGS, one line per
+# object (newer rdma tools put the driver attributes on lines of their
+# own, indented)
+res_show() {
+	rdma -dd resource show "$@" 2>/dev/null |
+		awk '/^[^ \t]/ { if (l != "") print l; l = $0; next } { l = l " " $0 } END { if (l != "") print l }' |
+		tr -s ' \t' '  '
+}
+pp_qp() { res_show qp link shca0 | grep ' type RC .*comm ibv_rc_pingpong'; }
+pp_qp_posted() { pp_qp | grep -q ' drv_rq_prod 37 '; }
+if wait_for 60 pp_qp_posted; then
 	qpl=$(pp_qp)
-	cql=$(rdma -dd resource show cq dev shca0 2>/dev/null | grep 'comm ibv_rc_pingpong')
+	cql=$(res_show cq dev shca0 | grep 'comm ibv_rc_pingpong')
 	check "rdma res show qp -dd: an RC QP's rings (37 receives posted, none taken, no send)" \
 		has "$qpl" "drv_sq_prod 0" "drv_sq_cons 0" "drv_rq_prod 37" "drv_rq_cons 0"
 	check "rdma res show qp -dd: its requester at rest (head, cur, fetch 0; nothing held)" \
@@ -72,7 +81,7 @@ if wait_for 60 sh -c "rdma -dd resource show qp link shca0 | grep -q 'comm ibv_r
 	check "rdma res show cq -dd: its CQ empty (nothing written, none polled)" \
 		has "$cql" "drv_kprod 0" "drv_overflow 0" "drv_prod 0" "drv_cons 0"
 else
-	not_ok "rdma res show qp -dd: an RC QP's rings" "no RC QP of ibv_rc_pingpong with drv_rq_prod 37: $(rdma -dd resource show qp link shca0 2>&1 | tail -n 2 | tr '\n' ' ')"
+	not_ok "rdma res show qp -dd: an RC QP's rings" "no RC QP of ibv_rc_pingpong with drv_rq_prod 37: $(res_show qp link shca0 | tail -n 2 | tr '\n' ' ')"
 fi
 kill "$pp" 2>/dev/null
 wait "$pp" 2>/dev/null
