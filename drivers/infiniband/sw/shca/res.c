@@ -49,13 +49,16 @@ static int shca_res_put(struct sk_buff *msg, const struct shca_res_attr *a,
 static int shca_res_ring(struct sk_buff *msg, const char *prod,
 			 const char *cons, const struct shca_ring *ring)
 {
-	struct shca_res_attr a[2];
-
 	if (!ring->ctl)
 		return 0;
-	a[0] = (struct shca_res_attr)SHCA_RES(prod, READ_ONCE(ring->ctl->prod));
-	a[1] = (struct shca_res_attr)SHCA_RES(cons, READ_ONCE(ring->ctl->cons));
-	return shca_res_put(msg, a, ARRAY_SIZE(a));
+	{
+		const struct shca_res_attr a[] = {
+			SHCA_RES(prod, READ_ONCE(ring->ctl->prod)),
+			SHCA_RES(cons, READ_ONCE(ring->ctl->cons)),
+		};
+
+		return shca_res_put(msg, a, ARRAY_SIZE(a));
+	}
 }
 
 /* The requester's shadow indices, PSNs and holds. */
@@ -109,11 +112,12 @@ static int shca_res_qp(struct sk_buff *msg, struct ib_qp *ibqp)
 	err = shca_res_put(msg, &state, 1) ?:
 	      shca_res_ring(msg, "sq_prod", "sq_cons", &qp->sq.ring) ?:
 	      shca_res_ring(msg, "rq_prod", "rq_cons", &qp->rq.ring);
-	if (!err && (type == IB_QPT_RC || type == IB_QPT_UC ||
-		     type == IB_QPT_XRC_INI))
+	if (err || !shca_qp_is_conn(type))
+		return err;
+	/* an XRC target has no requester, an XRC initiator no responder */
+	if (type != IB_QPT_XRC_TGT)
 		err = shca_res_req(msg, qp);
-	if (!err && (type == IB_QPT_RC || type == IB_QPT_UC ||
-		     type == IB_QPT_XRC_TGT))
+	if (!err && type != IB_QPT_XRC_INI)
 		err = shca_res_resp(msg, qp);
 	return err;
 }
@@ -135,14 +139,9 @@ static int shca_res_cq(struct sk_buff *msg, struct ib_cq *ibcq)
 
 /*
  * The attributes go in an RDMA_NLDEV_ATTR_DRIVER nest, where the rdma
- * tool looks for them: opened here (NULL if @msg is full), closed by
- * shca_res_close() with the fill's result (cancelled on an error).
+ * tool looks for them: closed here with the fill's result (cancelled on
+ * an error).
  */
-static struct nlattr *shca_res_open(struct sk_buff *msg)
-{
-	return nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
-}
-
 static int shca_res_close(struct sk_buff *msg, struct nlattr *nest, int err)
 {
 	if (err) {
@@ -164,7 +163,8 @@ static int shca_res_close(struct sk_buff *msg, struct nlattr *nest, int err)
  */
 int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
-	struct nlattr *nest = shca_res_open(msg);
+	struct nlattr *nest = nla_nest_start_noflag(msg,
+						    RDMA_NLDEV_ATTR_DRIVER);
 
 	if (!nest)
 		return -EMSGSIZE;
@@ -181,7 +181,8 @@ int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
  */
 int shca_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq)
 {
-	struct nlattr *nest = shca_res_open(msg);
+	struct nlattr *nest = nla_nest_start_noflag(msg,
+						    RDMA_NLDEV_ATTR_DRIVER);
 
 	if (!nest)
 		return -EMSGSIZE;
