@@ -29,7 +29,7 @@ seed=${SHCA_TM_SEED:-1}
 case "$mode" in
 all) stress=("-n 1000 -w 16 -C" "-n 400 -w 4 -m 16384") tmo=1200 ;;
 full) stress=("-n 100000 -w 32 -C" "-n 20000 -w 4 -m 16384 -C") tmo=14400 ;;
-lifecycle) stress=("-n 200 -w 8") tmo=1200 ;;
+lifecycle) stress=("-n 100 -w 8") tmo=1200 ;;
 *) not_ok "arguments" "unknown mode $mode"; exit 1 ;;
 esac
 TM_COUNTERS="tm_matched tm_unexpected tm_no_tag tm_malformed tm_rndv_reads tm_rndv_errs tm_rndv_incomplete tm_op_errs"
