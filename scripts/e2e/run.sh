@@ -131,6 +131,20 @@ mark() {
 	echo "<6>shca-e2e: step $1" >/dev/kmsg
 }
 
+# stamp: copy stdin to stdout; each case line also goes to
+# $SHCA_OUT/case-times.txt after the seconds since the boot's steps began,
+# so that where a boot's time goes can be read case by case.
+TIMES=${SHCA_OUT:-$TMPDIR}/case-times.txt
+stamp() {
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"ok - "* | "not ok - "* | "# suite "*) echo "$SECONDS $line" >>"$TIMES" ;;
+		esac
+	done
+}
+
 rc=0
 failed=
 out=$TMPDIR/e2e-step.out
@@ -142,13 +156,13 @@ for s in "$@"; do
 		wire_begin
 		run_step "${s%@wire}" 2>&1 |
 			sed -u -E 's/^(not )?ok - /&wire: /; s/^# pyverbs\(([^)]*)\)/# pyverbs(\1, wire)/' |
-			tee "$out"
+			stamp | tee "$out"
 		src=${PIPESTATUS[0]}
 		wire_end "${s%@wire}" >"$out.wire" || { [ "$src" != 0 ] || src=1; }
 		tee -a "$out" <"$out.wire"
 		;;
 	*)
-		run_step "$s" 2>&1 | tee "$out"
+		run_step "$s" 2>&1 | stamp | tee "$out"
 		src=${PIPESTATUS[0]}
 		;;
 	esac
@@ -160,7 +174,7 @@ for s in "$@"; do
 		reset
 	fi
 	mark "$s ends (exit $src)"
-	echo "# suite $s took $((SECONDS - start)) s (exit $src)"
+	echo "# suite $s took $((SECONDS - start)) s (exit $src)" | stamp
 done
 [ $rc -eq 0 ] || echo "# e2e: failed suites:${failed}"
 exit $rc
