@@ -21,6 +21,11 @@
 #   - rdma-core's test_flow, test_rss_traffic and the raw QP tests of
 #     test_qp through pyverbs-run.py: every one must run and pass (rxe has
 #     no raw QPs: they skip there, so the pyverbs suite cannot demand it);
+#   - progs/flow_fuzz.py (E2E_ONLY part flow-fuzz, every mode): a seeded
+#     fuzz of frames toward flow rules, malformed in every way it knows,
+#     each delivered byte for byte where an oracle says or counted;
+#     SHCA_FLOW_FUZZ_N frames (default 3000, 1000 in lifecycle),
+#     SHCA_FLOW_FUZZ_SEED;
 # then between shca0 in shca-a and shca1 in shca-b (pair_setup):
 #   - raw_ethernet_bw and raw_ethernet_lat (perftest), the server's rule
 #     on its MAC.  perftest under TCG sometimes gives up with "Correlation
@@ -100,6 +105,26 @@ if e2e_selected "solo"; then
 			test_qp.QPTest.test_query_raw_qp
 	fi
 	check "rdma link delete $DEV" rdma link delete "$DEV"
+	ip link del "$IF"
+fi
+
+# --- frames toward flow rules: a fuzz ---------------------------------------
+# progs/flow_fuzz.py on shca8/raw0 again: SHCA_FLOW_FUZZ_N frames (make
+# check's default 3000; check-full's rows set 100000) from the peer end,
+# each delivered to the QPs an oracle names or counted.
+if e2e_selected "flow-fuzz"; then
+	check "setup $DEV on $IF (flow fuzz)" raw_setup
+	t0=$SECONDS
+	n=${SHCA_FLOW_FUZZ_N:-3000}
+	[ "$mode" = lifecycle ] && n=${SHCA_FLOW_FUZZ_N:-1000}	# KASAN's pace
+	SHCA_FLOW_FUZZ_N=$n timeout 7200 /usr/bin/python3 "$here/progs/flow_fuzz.py" \
+		--dev "$DEV" --ifname "$IF" --peer "$PEER" >"$E2E_LOGS/raw-flow-fuzz.log" 2>&1
+	rc=$?
+	tap_relay "$E2E_LOGS/raw-flow-fuzz.log"
+	grep -E '^# fuzz\(' "$E2E_LOGS/raw-flow-fuzz.log"
+	echo "# $E2E_SUITE: flow fuzz: $((SECONDS - t0)) s"
+	[ "$rc" = 0 ] || not_ok "flow_fuzz.py exit status" "$rc"
+	check "rdma link delete $DEV (flow fuzz)" rdma link delete "$DEV"
 	ip link del "$IF"
 fi
 
