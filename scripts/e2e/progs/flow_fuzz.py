@@ -7,7 +7,7 @@ checked.
 
     flow_fuzz.py --dev shca8 --ifname raw0 --peer raw0p  (scripts/e2e/raw.sh)
 
-    SHCA_FLOW_FUZZ_N     frames (default 3000; make check-full: 100000)
+    SHCA_FLOW_FUZZ_N     frames (default 3000; raw.sh full: 100000)
     SHCA_FLOW_FUZZ_SEED  the seed (default 1)
 The frames depend on these two and nothing else.
 
