@@ -8,7 +8,9 @@
 # moving data.  Then hostile packets (progs/qp_path_cases.py): from a
 # namespace of its own (shca-f, hst0's peer, 10.97.0.9 and fd97::9) an
 # unprivileged user with a plain UDP socket (progs/forge4791.py) forges
-# UC SENDs and RC NAKs with valid ICRCs at live QPs of shca9, and a QP of
+# UC SENDs, RC NAKs, an XRC SEND naming a live XRC SRQ and tag matching
+# eager and rendezvous SENDs for a posted tag, with valid ICRCs, at live
+# QPs of shca9, and a QP of
 # shca9 on its second address (10.97.0.5) sends a UC SEND to one of them:
 # none may land or kill its QP, each counts in rx_bad_path.
 # The VM harness fails the run on any kernel report.

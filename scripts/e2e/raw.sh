@@ -21,6 +21,11 @@
 #   - rdma-core's test_flow, test_rss_traffic and the raw QP tests of
 #     test_qp through pyverbs-run.py: every one must run and pass (rxe has
 #     no raw QPs: they skip there, so the pyverbs suite cannot demand it);
+#   - progs/flow_fuzz.py (E2E_ONLY part flow-fuzz, every mode): a seeded
+#     fuzz of frames toward flow rules, malformed in every way it knows,
+#     each delivered byte for byte where an oracle says or counted;
+#     SHCA_FLOW_FUZZ_N frames (default 3000, full 100000, lifecycle
+#     1000), SHCA_FLOW_FUZZ_SEED;
 # then between shca0 in shca-a and shca1 in shca-b (pair_setup):
 #   - raw_ethernet_bw and raw_ethernet_lat (perftest), the server's rule
 #     on its MAC.  perftest under TCG sometimes gives up with "Correlation
@@ -28,9 +33,10 @@
 #     retried (twice at most) and never counts as a pass.
 #
 # Arguments: none (make check), "full" (make check-full: more perftest
-# iterations), "lifecycle" (the debug kernel: raw_cases.py's hostile
-# cases and the WQ/table/RSS QP lifetimes, wq_cases.py; no rss_spread, no
-# rdma-core tests, no perftest).
+# iterations, 10^5 fuzzed frames), "lifecycle" (the debug kernel:
+# raw_cases.py's hostile cases and the WQ/table/RSS QP lifetimes,
+# wq_cases.py, 1000 fuzzed frames; no rss_spread, no rdma-core tests, no
+# perftest).
 set -u
 E2E_SUITE=raw
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,9 +44,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 mode=${1:-all}
 case "$mode" in
-all) bw_n=200 lat_n=200 ;;
-full) bw_n=2000 lat_n=2000 ;;
-lifecycle) ;;
+all) bw_n=200 lat_n=200 fuzz_n=3000 ;;
+full) bw_n=2000 lat_n=2000 fuzz_n=100000 ;;
+lifecycle) fuzz_n=1000 ;;	# KASAN's pace
 *) not_ok "arguments" "unknown mode $mode"; exit 1 ;;
 esac
 DEV=shca8 IF=raw0 PEER=raw0p
@@ -100,6 +106,24 @@ if e2e_selected "solo"; then
 			test_qp.QPTest.test_query_raw_qp
 	fi
 	check "rdma link delete $DEV" rdma link delete "$DEV"
+	ip link del "$IF"
+fi
+
+# --- frames toward flow rules: a fuzz ---------------------------------------
+# progs/flow_fuzz.py on shca8/raw0 again: SHCA_FLOW_FUZZ_N frames (by
+# default 3000; raw:full, make check-full's, 100000) from the peer end,
+# each delivered to the QPs an oracle names or counted.
+if e2e_selected "flow-fuzz"; then
+	check "setup $DEV on $IF (flow fuzz)" raw_setup
+	t0=$SECONDS
+	SHCA_FLOW_FUZZ_N=${SHCA_FLOW_FUZZ_N:-$fuzz_n} timeout 7200 /usr/bin/python3 "$here/progs/flow_fuzz.py" \
+		--dev "$DEV" --ifname "$IF" --peer "$PEER" >"$E2E_LOGS/raw-flow-fuzz.log" 2>&1
+	rc=$?
+	tap_relay "$E2E_LOGS/raw-flow-fuzz.log"
+	grep -E '^# fuzz\(' "$E2E_LOGS/raw-flow-fuzz.log"
+	echo "# $E2E_SUITE: flow fuzz: $((SECONDS - t0)) s"
+	[ "$rc" = 0 ] || not_ok "flow_fuzz.py exit status" "$rc"
+	check "rdma link delete $DEV (flow fuzz)" rdma link delete "$DEV"
 	ip link del "$IF"
 fi
 
