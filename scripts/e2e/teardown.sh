@@ -16,7 +16,8 @@
 #            exits 0;
 #   rmmod    `modprobe -r shca` with busy_all live: uverbs disassociates
 #            the context, rmmod returns, busy_all sees DEVICE_FATAL and
-#            exits 0; shca loads again and a device on the same veth works.
+#            exits 0; shca loads again and a device on the same veth
+#            moves data.
 # Runs inside the VM as root; made for the debug kernel (KASAN, lockdep,
 # kmemleak: the harness fails the boot on any report).  Waits are
 # event-driven with generous bounds, no wall-clock assertions.
@@ -112,6 +113,12 @@ term_case() {
 	fi
 }
 
+# moves_data DEV GIDPAT: three UD datagrams from DEV to itself arrive whole.
+moves_data() {
+	local gidx
+	gidx=$(rdma_gid "$1" "$2") && "$BUSY" "$1" "$gidx" moves-data
+}
+
 # --- kill -9 --------------------------------------------------------------
 NAME='kill'
 if check "setup shtd1 on td1" solo_setup shtd1 td1 10.98.1.1 ffff:0a62:0101; then
@@ -152,7 +159,7 @@ if check "setup shtd3 on td3" solo_setup shtd3 td3 10.98.3.1 ffff:0a62:0301; the
 		gone_case
 		check "rmmod: shca unloaded" sh -c '! grep -q "^shca " /proc/modules'
 		check "rmmod: shca loads again, a device on td3" dev_add shtd3 td3 ffff:0a62:0301
-		term_case shtd3 ffff:0a62:0301
+		check "rmmod: the new device moves data" moves_data shtd3 ffff:0a62:0301
 		check "rmmod: rdma link delete" rdma link delete shtd3
 	fi
 	ip link del td3

@@ -4,7 +4,10 @@
  * one device, for teardown.sh to tear down from outside (kill -9, the
  * netdev deleted, rmmod).
  *
- *   busy_all DEV GIDX
+ *   busy_all DEV GIDX [moves-data]
+ *
+ * (moves-data: only check that DEV moves data - three UD datagrams to
+ * itself, compared - and exit 0 if it does.)
  *
  * On DEV (loopback: every QP talks to one on the same device, through the
  * RoCE v2 GID at index GIDX; runs as root for the raw QPs and flows):
@@ -133,6 +136,18 @@ static struct {
 } g;
 
 static volatile sig_atomic_t stop;
+
+/* Seconds since @t0 (CLOCK_MONOTONIC), for the log. */
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) +
+	       (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static struct timespec t_start;
 
 static void on_term(int sig)
 {
@@ -952,6 +967,8 @@ static int run(void)
 			for (s = 0; s < NTYPE; s++)
 				printf(" %s", tname[s]);
 			printf("\nbusy_all: ready %d\n", NTYPE);
+			printf("busy_all: (ready %.1f s after start)\n",
+			       since(&t_start));
 			fflush(stdout);
 		}
 		/* light traffic: at most one round of restarts a poll */
@@ -1022,16 +1039,24 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_term };
 	int ret, s;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: busy_all DEV GIDX\n");
+	if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "moves-data"))) {
+		fprintf(stderr, "usage: busy_all DEV GIDX [moves-data]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t_start);
 	g.dev_name = argv[1];
 	g.e.gid_index = atoi(argv[2]);
+	if (argc == 4) {
+		ret = env_moves_data(g.dev_name, g.e.gid_index);
+		printf("busy_all: %s %s data\n", g.dev_name,
+		       ret ? "moves" : "does not move");
+		return ret ? 0 : 1;
+	}
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	build();
+	printf("busy_all: set up in %.1f s\n", since(&t_start));
 	ret = run();
 	for (s = 0; s < S_BIND; s++)
 		printf("busy_all: %s: %lu operations\n", sname[s], g.st[s].done);
