@@ -209,8 +209,13 @@ why() {
 # matrix; output in $LOGS/NAME.log, "RC SECS" in $LOGS/NAME.rc (RC "late"
 # when the deadline left no time to start it).  vm_report reads both.
 vm_boot() {
-	local name=$1 kernel=$2 tmo=$3 flavour=$2 cpu= start rc
+	local name=$1 kernel=$2 tmo=$3 flavour=$2 cpu= start rc append=
 	case "$kernel" in debug | debug2 | debug3) flavour='test' ;; esac
+	# The test kernel runs a module's KUnit suites at every load of it
+	# (14 s of a quiet debug boot, more beside the others); a boot
+	# without the kunit step turns that off (kunit.enable, read at boot).
+	[ "$flavour" != test ] || [[ " $(plan_of "$kernel") " == *" kunit "* ]] ||
+		append=kunit.enable=0
 	# KERNEL-pclmul: KERNEL on a CPU model with PCLMULQDQ (the ICRC's
 	# accelerated CRC-32; QEMU's default qemu64 has none)
 	case "$kernel" in *-pclmul) flavour=${kernel%-pclmul} cpu=Westmere ;; esac
@@ -225,7 +230,7 @@ vm_boot() {
 	echo "# stage $name: kernel $flavour, timeout $tmo s, steps: $(plan_of "$kernel")"
 	start=$SECONDS
 	env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" \
-		SHCA_VM_CPU="$cpu" scripts/vm-run --kernel "$flavour" "${share[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
+		SHCA_VM_CPU="$cpu" SHCA_VM_APPEND="$append" scripts/vm-run --kernel "$flavour" "${share[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
 		-- scripts/e2e/run.sh >"$LOGS/$name.log" 2>&1
 	rc=$?
 	echo "$rc $((SECONDS - start))" >"$LOGS/$name.rc"
