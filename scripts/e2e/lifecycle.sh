@@ -1,6 +1,7 @@
 #!/bin/bash
 # Device lifecycle: add, refuse bad links, port state and MTU following the
-# netdev, GIDs, netdev deletion, rdma link delete and rmmod with live devices.
+# netdev, GIDs, netdev deletion (also racing rdma link add), rdma link delete
+# and rmmod with live devices.
 # Runs inside the VM as root (scripts/vm-run).
 set -u
 E2E_SUITE=lifecycle
@@ -145,6 +146,60 @@ test_stress_add_delete() {
 	expect_eq "10 add/delete cycles" "$failed" 0
 }
 
+# NETDEV_UNREGISTER racing rdma link add: until shca_register() marks the
+# device registered, the netdev notifier ignores it, so a netdev deleted
+# while ib_register_device() runs is caught by shca_register() itself
+# (main.c).  One add on a fresh veth lr0 is timed; then each round adds
+# shca5 on a fresh lr0 in the background and deletes lr0 after a delay
+# that steps from 0 to that time, so the deletions fall before, during
+# and at the end of the registration.  Asserted: no device outlives its
+# netdev (sysfs and rdma link show), whether the add won or not; then lr0
+# can be recreated and take a device, and the module unloads.  Kernel
+# reports (KASAN, lockdep, a refcount WARN) fail the boot.  A count of
+# rounds, SHCA_LC_RACE_N (default 5), not a time (a round takes about 9 s
+# on the debug kernel under TCG).
+lr_link_gone() { ! rdma link show 2>/dev/null | grep -q '^link shca5/'; }
+lr_veth() { ip link add lr0 type veth peer name lr1 && ip link set lr0 up; }
+us_now() { echo "${EPOCHREALTIME/./}"; }
+
+test_netdev_unregister_race() {
+	local i n=${SHCA_LC_RACE_N:-5} pid won=0 left=0 t0 t d
+	lr_veth
+	t0=$(us_now)
+	check "timed add on lr0" rdma link add shca5 type shca netdev lr0
+	t=$(($(us_now) - t0))
+	ip link del lr0
+	check "its netdev deleted, the device goes" wait_for 60 dev_gone shca5
+	for i in $(seq 0 $((n - 1))); do
+		lr_veth || { left=$((left + 1)); continue; }
+		d=$((t * i / (n > 1 ? n - 1 : 1)))
+		d=$(printf '%d.%06d' $((d / 1000000)) $((d % 1000000)))
+		rdma link add shca5 type shca netdev lr0 >/dev/null 2>&1 &
+		pid=$!
+		[ "$i" = 0 ] || nap "$d"
+		ip link del lr0
+		wait "$pid" && won=$((won + 1))
+		if ! wait_for 60 dev_gone shca5 || ! wait_for 10 lr_link_gone; then
+			left=$((left + 1))
+			echo "# round $i (delay $d s): shca5 outlived lr0"
+			rdma link delete shca5 2>/dev/null
+			wait_for 60 dev_gone shca5
+		fi
+	done
+	echo "# netdev race: an add takes $((t / 1000)) ms; it succeeded in $won of $n rounds"
+	expect_eq "$n rounds of add racing netdev delete: no device left behind" "$left" 0
+	check "no shca device of a deleted netdev in sysfs" sh -c "! ls $SYS | grep -qx shca5"
+	lr_veth
+	check "the netdev's name recreated takes a new device" \
+		rdma link add shca5 type shca netdev lr0
+	check "the new device registered" wait_for 90 dev_exists shca5
+	check "rdma link show lists it on lr0" \
+		sh -c 'rdma link show shca5/1 | grep -q "netdev lr0"'
+	ip link del lr0
+	check "deleting the netdev again unregisters it" wait_for 90 dev_gone shca5
+	check "module unloads after the race" modprobe -r shca
+}
+
 setup_links
 test_autoload_and_add
 test_refusals
@@ -155,6 +210,7 @@ test_mtu
 test_counters
 test_delete_paths
 test_stress_add_delete
+test_netdev_unregister_race
 ip link del lc0 2>/dev/null
 modprobe -r shca
 e2e_finish

@@ -49,10 +49,11 @@
 # (dereg returns, the MIDDLE is NAKed, rc_rem_access_errs + 1); then XRC
 # (section 3b: XRC requests naming no SRQ are NAKed and counted in
 # rx_xrc_bad_srq, other transports' opcodes at an XRC target and XRC's at
-# an RC QP count in rx_malformed), then (section 3c, with the test
-# parameter rc_hold_any_ms) a WRITE after a gap held until the gap fills
-# and a gap nothing fills NAKed when the hold runs out, and last a fresh
-# RC pair on DEV moves SEND and RDMA WRITE data byte for byte.
+# an RC QP count in rx_malformed, a message whose SRQ is destroyed and
+# its number reused does not go on in the new SRQ), then (section 3c,
+# with the test parameter rc_hold_any_ms) a WRITE after a gap held until
+# the gap fills and a gap nothing fills NAKed when the hold runs out, and
+# last a fresh RC pair on DEV moves SEND and RDMA WRITE data byte for byte.
 import os, random, socket, struct, subprocess, sys, time
 
 from roce_pkt import bth, ipv4_packet     # the packets and their ICRC
@@ -635,6 +636,7 @@ wq.close()
 # random SRQ numbers, are NAKed (XRC ACKNOWLEDGE, remote access error) and
 # counted in rx_xrc_bad_srq, nothing delivered.  RC and UC opcodes at an
 # XRC target, and an XRC opcode at an RC QP, are dropped as malformed.
+# Last, an SRQ destroyed mid-message and its number reused (below).
 XRC_NAK_SYNDROME = 0x62     # NAK, remote access error (rc_resp.c)
 XRC_ACK_OP = 0xb1           # XRC ACKNOWLEDGE
 XRC_FUZZ_N = 8
@@ -785,6 +787,89 @@ result('nothing delivered for them',
        str([(w.qp_num, w.status, w.opcode) for w in late]))
 t.close()
 r.close()
+
+
+# An XRC SRQ destroyed mid-message, its number taken at once by a new SRQ
+# of the same domain (numbers are the lowest free, srq.c): the rest of the
+# message is not the new SRQ's.  A SEND FIRST lands in a receive of SRQ A;
+# A is destroyed; B, created in the same XRCD, must get A's number (if not,
+# the case proves nothing: a failure of its premise).  The MIDDLE and
+# LAST, naming that number, continue a message of another SRQ: the MIDDLE
+# is NAKed (XRC ACKNOWLEDGE, remote access error) and counted in
+# rx_xrc_bad_srq, as a request naming another SRQ than its message's
+# (rc_resp.c), and the target QP goes to the error state; nothing lands
+# in B's buffer (0xee) or in A's (as it was when A went), and B's CQ gets
+# no completion, not even a flush once the target QP is destroyed.
+def new_xsrq(cq_):
+    a = SrqInitAttrEx(max_wr=8)
+    a.srq_type = e.IBV_SRQT_XRC
+    a.pd = pd
+    a.xrcd = xrcd
+    a.cq = cq_
+    a.comp_mask = e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD | \
+        e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD
+    return SRQ(ctx, a)
+
+
+def reuse_case():
+    acq, bcq = CQ(ctx, 16), CQ(ctx, 16)
+    amr, bmr = MR(pd, 4096, ACC), MR(pd, 4096, ACC)
+    amr.write(b'\xee' * 4096, 4096)
+    bmr.write(b'\xee' * 4096, 4096)
+    asrq = new_xsrq(acq)
+    n = asrq.get_srq_num()
+    asrq.post_recv(RecvWR(wr_id=0xa, num_sge=1,
+                          sg=[SGE(amr.buf, 4096, amr.lkey)]))
+    t = new_xrc_tgt()
+    drain_acks()
+    first = b'\x71' * MTU
+    send(packet(bth(0xa0, t.qp_num, RQPSN, ackreq=1) + xrceth(n) + first))
+    ack = next_nak(XRC_ACK_OP)
+    landed = ack is not None and ack[1] == RQPSN and ack[2] & 0xe0 == 0 and \
+        amr.read(MTU, 0) == first
+    result('SRQ reuse: the SEND FIRST lands in SRQ %d\'s receive' % n,
+           landed, str(ack))
+    asrq.close()
+    a_then = amr.read(4096, 0)
+    bsrq = new_xsrq(bcq)
+    same = bsrq.get_srq_num() == n
+    result('SRQ reuse: the new XRC SRQ got the destroyed one\'s number %d '
+           '(the premise)' % n, same, 'got %d' % bsrq.get_srq_num())
+    bsrq.post_recv(RecvWR(wr_id=0xb, num_sge=1,
+                          sg=[SGE(bmr.buf, 4096, bmr.lkey)]))
+    s0 = fresh_stats(RX + ['rx_xrc_bad_srq'])
+    drain_acks()
+    send(packet(bth(0xa1, t.qp_num, RQPSN + 1) + xrceth(n) + b'\x72' * MTU))
+    send(packet(bth(0xa2, t.qp_num, RQPSN + 2, ackreq=1) + xrceth(n) +
+                b'\x73' * 100))
+    nak = next_nak(XRC_ACK_OP)
+    s, _ = wait_stats(RX + ['rx_xrc_bad_srq'],
+                      lambda s: grown(s, s0, 'rx_xrc_bad_srq') >= 1)
+    print('# fuzz: SRQ reuse: counters grew: %s' %
+          ' '.join('%s +%d' % (k, grown(s, s0, k)) for k in sorted(s)
+                   if grown(s, s0, k)), flush=True)
+    result('SRQ reuse: the MIDDLE is NAKed (XRC ACK, PSN %d, syndrome %#x)' %
+           (RQPSN + 1, XRC_NAK_SYNDROME),
+           nak == (XRC_ACK_OP, RQPSN + 1, XRC_NAK_SYNDROME), str(nak))
+    result('SRQ reuse: rx_xrc_bad_srq grew by %d == 1' %
+           grown(s, s0, 'rx_xrc_bad_srq'), grown(s, s0, 'rx_xrc_bad_srq') == 1)
+    wcs = poll(1, secs=0.5, q=bcq)
+    result('SRQ reuse: no completion on the new SRQ\'s CQ', wcs == [],
+           str([(hex(w.wr_id), w.status, w.byte_len) for w in wcs]))
+    result('SRQ reuse: the new SRQ\'s buffer is untouched',
+           bmr.read(4096, 0) == b'\xee' * 4096)
+    result('SRQ reuse: the destroyed SRQ\'s buffer is as it was',
+           amr.read(4096, 0) == a_then)
+    t.close()
+    wcs = poll(1, secs=0.5, q=bcq) + poll(1, secs=0.1, q=acq)
+    result('SRQ reuse: no flush completion for the old WQE either', wcs == [],
+           str([(hex(w.wr_id), w.status) for w in wcs]))
+    bsrq.close()
+    for o in (amr, bmr, acq, bcq):
+        o.close()
+
+
+reuse_case()
 xsrq.close()
 xrcd.close()
 os.close(xfd)

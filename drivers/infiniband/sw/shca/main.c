@@ -13,6 +13,7 @@
 #include <linux/if_arp.h>
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
 #include <rdma/ib_verbs.h>
@@ -316,6 +317,10 @@ static void shca_unregister_queued(struct shca_dev *sdev)
 	ib_device_put(ibdev);
 }
 
+/*
+ * Context: process (rdma link add), may sleep; takes RTNL, then
+ * shca_dev_mutex, as the netdev notifier does.
+ */
 static int shca_register(struct shca_dev *sdev, const char *name)
 {
 	int err;
@@ -333,19 +338,26 @@ static int shca_register(struct shca_dev *sdev, const char *name)
 		shca_dev_list_del(sdev);
 		return err;
 	}
+	/*
+	 * Until sdev->registered is set the notifier ignores us, so the
+	 * netdev's NETDEV_UNREGISTER may have come and gone since
+	 * ib_register_device() made the device visible.  Under RTNL,
+	 * reg_state tells: unregister_netdevice() leaves NETREG_REGISTERED,
+	 * and runs the notifier, under RTNL; a later one finds registered
+	 * set.  If it went, do what the notifier would have done: let go of
+	 * the netdev's flow hooks (a rule may have been created meanwhile)
+	 * and have the device unregistered.
+	 */
+	rtnl_lock();
 	mutex_lock(&shca_dev_mutex);
 	sdev->registered = true;
 	sdev->port_state = shca_port_state(sdev);
-	/*
-	 * The netdev may have gone while the notifier ignored us.  A racy
-	 * read (unregister_netdevice() sets reg_state under RTNL, which we
-	 * do not hold): a late NETREG_UNREGISTERING is caught by the
-	 * notifier now that sdev->registered is set.  Not READ_ONCE():
-	 * before 6.1.0-54, Debian's reg_state is a bit-field.
-	 */
-	if (data_race(sdev->ndev->reg_state != NETREG_REGISTERED))
+	if (sdev->ndev->reg_state != NETREG_REGISTERED) {
+		shca_flow_netdev_gone(sdev);
 		shca_unregister_queued(sdev);
+	}
 	mutex_unlock(&shca_dev_mutex);
+	rtnl_unlock();
 	return 0;
 }
 

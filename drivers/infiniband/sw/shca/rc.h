@@ -76,7 +76,7 @@ void shca_resp_stop(struct shca_qp *qp);
 void shca_resp_fini(struct shca_qp *qp);
 bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb);
 
-/* sq.c: the route of a connected QP's packets (from qp->attr.ah_attr). */
+/* sq.c: the route of a connected QP's packets (from qp->av, av_lock). */
 int shca_qp_path(struct shca_qp *qp, struct shca_path *path);
 
 #endif /* SHCA_RC_H */

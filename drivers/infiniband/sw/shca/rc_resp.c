@@ -30,6 +30,10 @@
  * receive buffers are checked against, and the CQ.  A request naming no
  * such SRQ, or another SRQ than the message it continues, is NAKed as a
  * remote access error and counted in rx_xrc_bad_srq; nothing is delivered.
+ * SRQ numbers are reused as soon as they are free, so the message, its
+ * receive WQE and READ responses keep the SRQ they began on by its uid:
+ * an SRQ created since under the same number is another SRQ, and once
+ * the message's SRQ is destroyed, its WQE completes nowhere.
  */
 #include <linux/slab.h>
 
@@ -128,13 +132,22 @@ static bool shca_resp_is_xrc(struct shca_qp *qp)
 
 /*
  * XRC target: take the SRQ @srqn names in the target's domain for the
- * packet or response in hand.  Context: RQ engine.
+ * packet or response in hand.  @uid 0 takes whichever SRQ has the number
+ * now (a new packet's); otherwise only the SRQ of that uid, and none once
+ * it is destroyed, even if another took its number.  Context: RQ engine.
  */
-static void shca_resp_xsrq_enter(struct shca_qp *qp, u32 srqn)
+static void shca_resp_xsrq_enter(struct shca_qp *qp, u32 srqn, u64 uid)
 {
-	if (shca_resp_is_xrc(qp))
-		qp->resp.xsrq = shca_xsrq_get(shca_resp_sdev(qp), srqn,
-					      qp->xrcd);
+	struct shca_srq *srq;
+
+	if (!shca_resp_is_xrc(qp))
+		return;
+	srq = shca_xsrq_get(shca_resp_sdev(qp), srqn, qp->xrcd);
+	if (srq && uid && srq->uid != uid) {
+		shca_srq_put(srq);
+		srq = NULL;
+	}
+	qp->resp.xsrq = srq;
 }
 
 static void shca_resp_xsrq_exit(struct shca_qp *qp)
@@ -457,7 +470,8 @@ static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 	struct shca_mr *mr = NULL;
 	int err = 0;
 
-	shca_resp_xsrq_enter(qp, res->srqn);	/* XRC: the PD to read under */
+	/* XRC: the PD to read under */
+	shca_resp_xsrq_enter(qp, res->srqn, res->srq_uid);
 	if (len)
 		err = shca_rmr_get(qp, res->rkey, res->va + off, len,
 				   IB_ACCESS_REMOTE_READ, &mr);
@@ -469,7 +483,10 @@ static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 			shca_mr_put(mr);
 	}
 	if (err) {
-		/* the MR went away or shrank (dereg, rereg, invalidate) */
+		/*
+		 * the MR went away or shrank (dereg, rereg, invalidate),
+		 * or the XRC SRQ whose PD it is read under was destroyed
+		 */
 		shca_resp_stat(qp, SHCA_STAT_RC_REM_ACCESS_ERRS);
 		shca_resp_send_aeth(qp, SHCA_AETH_NAK_REM_ACC, h.psn);
 		res->tx_idx = res->npkts;
@@ -926,6 +943,7 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 	res->va = h->va;
 	res->len = h->dma_len;
 	res->srqn = h->xrc_srqn;
+	res->srq_uid = resp->xsrq ? resp->xsrq->uid : 0;
 	p->npkts = res->npkts;
 	return SHCA_RV_DONE;
 }
@@ -1045,7 +1063,8 @@ static void shca_rc_rnr_nak(struct shca_qp *qp)
 
 /*
  * XRC target: does the packet name an SRQ of the domain, the same one as
- * the message it continues (or whose WQE is in use)?  Context: RQ engine.
+ * the message it continues (or whose WQE is in use), not merely one that
+ * has its number now?  Context: RQ engine.
  */
 static bool shca_resp_xrc_ok(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
@@ -1057,8 +1076,10 @@ static bool shca_resp_xrc_ok(struct shca_qp *qp, struct shca_resp_pkt *p)
 	if (!resp->xsrq)
 		return false;
 	if (resp->msg_kind || resp->wqe_valid)
-		return srqn == resp->msg_srqn;
+		return srqn == resp->msg_srqn &&
+		       resp->xsrq->uid == resp->msg_srq_uid;
 	resp->msg_srqn = srqn;
+	resp->msg_srq_uid = resp->xsrq->uid;
 	return true;
 }
 
@@ -1384,7 +1405,7 @@ static bool shca_resp_one(struct shca_qp *qp, struct sk_buff *skb,
 	bool taken = false;
 
 	qp->resp.direct = p->direct;	/* where ACKs and NAKs go */
-	shca_resp_xsrq_enter(qp, p->w.hdr.xrc_srqn);
+	shca_resp_xsrq_enter(qp, p->w.hdr.xrc_srqn, 0);
 	if (shca_resp_is_rc(qp))
 		taken = shca_rc_rx(qp, skb, p);
 	else
@@ -1483,8 +1504,11 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
 	shca_resp_res_reset(resp);
 	/* a matched tag always gets its completion: it frees the handle */
 	if (resp->wqe_valid && (flush || resp->tm_kind == SHCA_TM_RX_EAGER)) {
-		/* an XRC target's WQE came from its message's SRQ */
-		shca_resp_xsrq_enter(qp, resp->msg_srqn);
+		/*
+		 * An XRC target's WQE came from its message's SRQ: none if
+		 * that SRQ is gone (and its completion with it).
+		 */
+		shca_resp_xsrq_enter(qp, resp->msg_srqn, resp->msg_srq_uid);
 		shca_resp_complete_err(qp, IB_WC_WR_FLUSH_ERR);
 		shca_resp_xsrq_exit(qp);
 	}

@@ -44,6 +44,7 @@ struct shca_resp_res {
 	u32 len;		/* READ: bytes */
 	u64 orig;		/* atomic: value before the operation */
 	u32 srqn;		/* XRC: the SRQ whose PD READ responses use */
+	u64 srq_uid;		/* ... that very SRQ (shca_srq.uid) */
 	u32 mtu;		/* READ: bytes per response packet */
 	bool direct;		/* the request came on the same-host path */
 	/* READ transmit cursor */
@@ -89,6 +90,7 @@ struct shca_resp {
 	u32 dma_len;		/* WRITE: RETH length */
 	u32 wr_done;		/* WRITE: bytes written so far */
 	u32 msg_srqn;		/* XRC: the SRQ the message is for */
+	u64 msg_srq_uid;	/* ... that very SRQ (shca_srq.uid) */
 
 	/* TM SRQ (tm.c): what the message in progress is */
 	u8 tm_kind;		/* enum shca_tm_rx_kind */

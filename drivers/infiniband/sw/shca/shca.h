@@ -173,6 +173,7 @@ struct shca_dev {
 	struct xarray ahs;		/* ah_handle -> shca_ah */
 	struct xarray srqs;		/* srqn -> shca_srq */
 	atomic_t num_srq;
+	atomic64_t srq_uid;		/* the last shca_srq.uid given */
 	struct xarray rwqs;		/* wq_num -> shca_rwq (rwq.c) */
 	struct ida ind_tbl_ida;		/* RSS indirection table numbers */
 	u32 next_qpn;
@@ -322,7 +323,8 @@ struct shca_srq {
 	spinlock_t prod_lock;		/* kernel producers: ring.kprod */
 	struct shca_ring ring;		/* entries == max_wr */
 	u32 max_sge;
-	u32 srqn;
+	u32 srqn;			/* reused as soon as it is free */
+	u64 uid;			/* never reused: this very SRQ */
 	u32 limit;			/* armed when non-zero */
 	bool broken;			/* IB_EVENT_SRQ_ERR was sent */
 	bool user;

@@ -258,6 +258,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = shca_srq_reply(sdev, srq, udata);
 	if (err)
 		goto err_free_tm;
+	srq->uid = atomic64_inc_return(&sdev->srq_uid);
 	xa_store(&sdev->srqs, srq->srqn, srq, GFP_KERNEL);
 	return 0;
 
