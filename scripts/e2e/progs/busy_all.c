@@ -338,24 +338,6 @@ static struct ibv_qp *raw_qp(void)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE) ? NULL : qp;
 }
 
-/* A rule steering frames to @mac to @qp. */
-static struct ibv_flow *mac_flow(struct ibv_qp *qp, const uint8_t *mac)
-{
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-	} fa = {
-		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(fa),
-			  .num_of_specs = 1, .port = 1 },
-		.eth = { .type = IBV_FLOW_SPEC_ETH,
-			 .size = sizeof(struct ibv_flow_spec_eth) },
-	};
-
-	memcpy(fa.eth.val.dst_mac, mac, 6);
-	memset(fa.eth.mask.dst_mac, 0xff, 6);
-	return ibv_create_flow(qp, &fa.attr);
-}
-
 static struct ibv_sge sge_at(size_t off, uint32_t len)
 {
 	struct ibv_sge s = { (uintptr_t)g.e.buf + off, len, g.e.mr->lkey };

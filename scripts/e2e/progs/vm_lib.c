@@ -249,3 +249,21 @@ bool env_moves_data(const char *dev_name, int gid_index)
 	free(e.buf);
 	return ok;
 }
+
+/* A rule steering the frames to destination MAC @mac (6 bytes) to @qp. */
+struct ibv_flow *mac_flow(struct ibv_qp *qp, const uint8_t *mac)
+{
+	struct {
+		struct ibv_flow_attr attr;
+		struct ibv_flow_spec_eth eth;
+	} fa = {
+		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(fa),
+			  .num_of_specs = 1, .port = 1 },
+		.eth = { .type = IBV_FLOW_SPEC_ETH,
+			 .size = sizeof(struct ibv_flow_spec_eth) },
+	};
+
+	memcpy(fa.eth.val.dst_mac, mac, 6);
+	memset(fa.eth.mask.dst_mac, 0xff, 6);
+	return ibv_create_flow(qp, &fa.attr);
+}

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Helpers shared by the programs that drive a live shca device in the VM
- * (vm_events, vm_hostile, verbs_fuzz, verbs_fault): finding the device,
- * one process, UD QPs that talk to each other through the device's own
- * GID, and polling with generous bounds.
+ * (vm_events, vm_hostile, verbs_fuzz, verbs_fault, busy_all, wq_busy):
+ * finding the device, one process, UD QPs that talk to each other through
+ * the device's own GID, polling with generous bounds, and a flow rule on a
+ * destination MAC.
  */
 #ifndef SHCA_VM_LIB_H
 #define SHCA_VM_LIB_H
@@ -62,5 +63,6 @@ bool async_event_within(struct env *e, enum ibv_event_type want);
 struct ibv_device *find_dev(const char *dev_name);
 int setup(struct env *e, const char *dev_name);
 bool env_moves_data(const char *dev_name, int gid_index);
+struct ibv_flow *mac_flow(struct ibv_qp *qp, const uint8_t *mac);
 
 #endif

@@ -22,6 +22,8 @@
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
+#include "vm_lib.h"
+
 static int fails;
 
 #define T(cond, name)                                                          \
@@ -141,18 +143,7 @@ static int cv_target(struct cv *c, struct ibv_wq *wq)
 			.rx_hash_key = (uint8_t *)key,
 		},
 	};
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-	} fa = {
-		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(fa),
-			  .num_of_specs = 1, .port = 1 },
-		.eth = { .type = IBV_FLOW_SPEC_ETH,
-			 .size = sizeof(struct ibv_flow_spec_eth) },
-	};
 
-	memcpy(fa.eth.val.dst_mac, cv_dmac, 6);
-	memset(fa.eth.mask.dst_mac, 0xff, 6);
 	c->tbl = ibv_create_rwq_ind_table(c->ctx, &ta);
 	if (!c->tbl)
 		return -1;
@@ -160,7 +151,7 @@ static int cv_target(struct cv *c, struct ibv_wq *wq)
 	c->qp = ibv_create_qp_ex(c->ctx, &qa);
 	if (!c->qp)
 		return -1;
-	c->flow = ibv_create_flow(c->qp, &fa.attr);
+	c->flow = mac_flow(c->qp, cv_dmac);
 	return c->flow ? 0 : -1;
 }
 
