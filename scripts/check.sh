@@ -153,17 +153,20 @@ stamp_report() {
 		touch "$CACHE/stamps/$1-${STAMP_KEY[$1]}"
 }
 
+# files_of PATH...: the files in trees, NUL-separated, in a fixed order.
+files_of() {
+	find "$@" -type f ! -path '*/build/*' -print0 2>/dev/null | LC_ALL=C sort -z
+}
+
 # names_of PATH...: one short hash over the names of the files in trees
 # (a file added, removed or renamed changes it; an edit does not).
 names_of() {
-	find "$@" -type f ! -path '*/build/*' -print0 2>/dev/null | LC_ALL=C sort -z |
-		sha256sum | cut -c1-16
+	files_of "$@" | sha256sum | cut -c1-16
 }
 
 # hash_of PATH...: one short hash over the contents of files and trees.
 hash_of() {
-	find "$@" -type f ! -path '*/build/*' -print0 2>/dev/null | LC_ALL=C sort -z |
-		xargs -0 sha256sum | sha256sum | cut -c1-16
+	files_of "$@" | xargs -0 sha256sum | sha256sum | cut -c1-16
 }
 
 # count_cases LOG PREFIX: add the case lines of LOG: "ok - NAME" /
