@@ -364,6 +364,11 @@ pd = PD(ctx)
 cq = CQ(ctx, 1024)
 mr = MR(pd, len(RULES) * NSLOT * SLOT + SLOT, e.IBV_ACCESS_LOCAL_WRITE)
 mr.write(FILL * mr.length, mr.length)
+# A veth hands each sent frame to the sending CPU's backlog; frames sent
+# from two CPUs (the scheduler moving this process mid-batch) may arrive
+# in either order.  One CPU keeps the injected order, which the per-QP
+# comparison below relies on.
+os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
 wire = Wire(args.peer)
 peer_mac = mac_of(args.peer)
 rules = []
