@@ -5,7 +5,7 @@
 # ordinary RC connection still moves data byte for byte; the VM harness
 # fails the run on any kernel report.  SHCA_FUZZ_N packets (default in
 # rc_resp_fuzz.py, sized so every opcode reaches its handler),
-# SHCA_FUZZ_SEED (default 1; both printed).
+# SHCA_FUZZ_SEED (default in rc_resp_fuzz.py; both printed).
 set -u
 E2E_SUITE=rc-resp-fuzz
 A="ip netns exec shca-a"; B="ip netns exec shca-b"
@@ -16,7 +16,7 @@ wait_for 60 port_active shca0
 wait_for 60 rdma_gid shca0 ffff:0a4d:0001
 for f in /sys/class/infiniband/shca0/ports/1/gids/*; do grep -q ffff:0a4d:0001 $f && grep -q "RoCE v2" /sys/class/infiniband/shca0/ports/1/gid_attrs/types/${f##*/} && ga=${f##*/}; done
 # about 0.05 s a packet on the stock kernels under TCG, more under KASAN
-exits_ok "rc_resp_fuzz.py exits 0" $B timeout $((600 + ${SHCA_FUZZ_N:-1710} / 4)) /usr/bin/python3 scripts/e2e/progs/rc_resp_fuzz.py shca0 "$ga"
+exits_ok "rc_resp_fuzz.py exits 0" $B timeout $((600 + ${SHCA_FUZZ_N:-820} / 4)) /usr/bin/python3 scripts/e2e/progs/rc_resp_fuzz.py shca0 "$ga"
 rdma statistic show link shca0/1 | tr ' ' '\n' | grep -A1 -E "^(rc_|rx_|tx_|qp_fatal|uc_)" | paste - - | grep -v "	0$" | tr '\n' ' '; echo
 path_check auto "shca0's messages (the RC connection after the fuzz)" shca0
 $A rdma link delete shca0

@@ -7,7 +7,7 @@
 #   rc_resp_fuzz.py --plan [N]     the fuzz's plan and coverage only, no device
 #
 #   SHCA_FUZZ_N     hostile packets (default DEFAULT_N, see below)
-#   SHCA_FUZZ_SEED  the seed (default 1)
+#   SHCA_FUZZ_SEED  the seed (default DEFAULT_SEED, see below)
 #   SHCA_FUZZ_BATCH packets per pair of fresh QPs (default 10; make
 #                   check-full's soak uses 100: fewer QP setups per packet)
 # The plan depends on these three and nothing else.
@@ -94,10 +94,12 @@ SYNDROMES = [0x1f, 0x00, 0x20, 0x3f, 0x60, 0x61, 0x62, 0x63, 0x64, 0x9f, 0xff]
 # 6 responses well formed at the response QP; and at least one packet for
 # every assertion above (bad ICRC, unknown QPN, malformed, random opcode,
 # truncated header, and each first-packet outcome).  Only first packets
-# count: a later one may find its QP already in error.  With seed 1 the
-# last to come is an RC ATOMIC WRITE, in packet 1710 (other seeds: 1220 to
-# 2410).  `rc_resp_fuzz.py --plan` recomputes it.
-DEFAULT_N = 1710
+# count: a later one may find its QP already in error.  The default seed,
+# 0x10, covers all of it by packet 820, the fewest of seeds 1 to 80 (seed 1
+# took 1710, most others 1100 to 2800): the debug kernel's share of make
+# check halves with it.  `rc_resp_fuzz.py --plan` recomputes it.
+DEFAULT_SEED = 0x10
+DEFAULT_N = 820
 
 
 def psn_diff(a, b):
@@ -285,7 +287,7 @@ def expectations(batches):
 
 
 def plan_main(argv):
-    seed = int(os.environ.get('SHCA_FUZZ_SEED', '1'), 0)
+    seed = int(os.environ.get('SHCA_FUZZ_SEED', str(DEFAULT_SEED)), 0)
     if len(argv) > 2:
         x, missing = expectations(plan_batches(seed, int(argv[2])))
         print('seed %#x N %s: %s' % (seed, argv[2], x))
@@ -314,7 +316,7 @@ import pyverbs.enums as e
 
 DEV, GIDX = sys.argv[1], int(sys.argv[2])
 N = int(os.environ.get('SHCA_FUZZ_N', str(DEFAULT_N)))
-SEED = int(os.environ.get('SHCA_FUZZ_SEED', '1'), 0)
+SEED = int(os.environ.get('SHCA_FUZZ_SEED', str(DEFAULT_SEED)), 0)
 ACC = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
        e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
 WAIT = 120     # seconds a wait may take before it is a failure (hang guard)
