@@ -222,8 +222,8 @@ vm_boot() {
 	# kill and netdev races run truly in parallel under KASAN and
 	# lockdep; 6.1's events gets a second completion vector and its wire
 	# cases packets from two CPUs (reordered on the way, held and
-	# released by the responder).
-	case "$kernel" in 6.1 | debug2) smp=2 ;; esac
+	# released by the responder).  make check-full's soak boots keep two.
+	case "$TIER-$kernel" in full-* | *-6.1 | *-debug2) smp=2 ;; esac
 	# The test kernel runs a module's KUnit suites at every load of it
 	# (14 s of a quiet debug boot, more beside the others); a boot
 	# without the kunit step turns that off (kunit.enable, read at boot).

@@ -4,7 +4,7 @@
  * fail-nth (Documentation/fault-injection/fault-injection.rst), on a live
  * shca device.  Root, on a kernel with CONFIG_FAULT_INJECTION; failslab
  * and fail_page_alloc must be set up to fail sleeping allocations
- * (ignore-gfp-wait N, fail_page_alloc's min-order 0), which
+ * (ignore-gfp-wait N; fail_page_alloc's min-order 1, see fuzz.sh), which
  * scripts/e2e/fuzz.sh does.
  *
  *   verbs_fault DEV GID_INDEX [-m MAXN] [-o VERB] [-d] [-a]
