@@ -1449,6 +1449,25 @@ static const enum ibv_wr_opcode send_ops[] = {
 };
 
 /*
+ * The provider copies an inline WR's data from the caller's memory as it
+ * posts (every provider does): a wild address there is this program's
+ * own segfault, not a finding.  @x's SGEs, when it is inline, point into
+ * the buffer (no random number drawn: the sequence stays the seed's).
+ */
+static void inline_in_buf(struct thr *t, struct ibv_send_wr *x)
+{
+	int j;
+
+	if (!(x->send_flags & IBV_SEND_INLINE))
+		return;
+	for (j = 0; j < x->num_sge; j++) {
+		x->sg_list[j].addr = (uintptr_t)t->buf +
+			x->sg_list[j].addr % (BUFSZ - 2048);
+		x->sg_list[j].length %= 2048;
+	}
+}
+
+/*
  * A chain of 1..4 send WRs for @q in @wr (4 entries) and @sg (NSG: WR i
  * takes its num_sge entries from sg[4 * i], at most 63 of them).
  */
@@ -1479,6 +1498,7 @@ static void some_send_wrs(struct thr *t, struct qpslot *q,
 			(chance(t, 90) ? IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 			 IBV_SEND_FENCE | IBV_SEND_INLINE | IBV_SEND_IP_CSUM : ~0u);
 		x->imm_data = (uint32_t)rnd(t);
+		inline_in_buf(t, x);
 		switch (x->opcode) {
 		case IBV_WR_RDMA_WRITE:
 		case IBV_WR_RDMA_WRITE_WITH_IMM:
