@@ -35,10 +35,11 @@
 
 #include <infiniband/verbs.h>
 
+#include "vm_lib.h"
+
 #define DEPTH	16384
 #define MAXQ	256
 
-static int failures;
 
 static void result(int pass, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -147,17 +148,7 @@ static int caps(struct ibv_context *ctx, int want_eperm)
 					       IBV_RX_HASH_DST_IPV4,
 		},
 	};
-	struct {
-		struct ibv_flow_attr attr;
-		struct ibv_flow_spec_eth eth;
-	} fa = {
-		.attr = { .type = IBV_FLOW_ATTR_NORMAL, .size = sizeof(fa),
-			  .num_of_specs = 1, .port = 1 },
-		.eth = { .type = IBV_FLOW_SPEC_ETH,
-			 .size = sizeof(struct ibv_flow_spec_eth),
-			 .val.dst_mac = { 0x02, 0xca, 0x5e, 0, 0, 1 },
-			 .mask.dst_mac = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff } },
-	};
+	static const uint8_t mac[6] = { 0x02, 0xca, 0x5e, 0, 0, 1 };
 	struct ibv_qp *raw, *rss = NULL, *target;
 	struct ibv_rwq_ind_table *tbl = NULL;
 	struct ibv_flow *flow;
@@ -199,7 +190,7 @@ static int caps(struct ibv_context *ctx, int want_eperm)
 	}
 	if (target) {
 		errno = 0;
-		flow = ibv_create_flow(target, &fa.attr);
+		flow = mac_flow(target, mac);
 		err = errno;
 		expect("caps: flow rule", flow, err, want_eperm);
 		if (flow)
