@@ -3,8 +3,9 @@
 # SHCA_TIER=full: the full matrix of scripts/e2e/matrix at soak sizes).
 #
 # Host stages first, side by side: the two stock-kernel module builds
-# (W=1, sparse on every source: C=2), the provider and its host tests, the
-# in-VM test programs and checkpatch.  Then one VM boot per kernel runs the
+# (W=1, sparse on every source: C=2), the provider and its host tests and
+# the in-VM test programs (checkpatch beside them and the boots, at a low
+# priority: nothing waits for it).  Then one VM boot per kernel runs the
 # steps scripts/e2e/matrix lists for it, the boots at once: 6.1 (the
 # demo among them), 6.12 (after vm-run's self-test, which runs only
 # when its inputs changed; then a short second boot of
@@ -351,9 +352,15 @@ lane_debug() {
 			return 0
 	fi
 	want_debug || return 0
-	lane_run build-test make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test ||
+	# the module too runs ahead of the host stages beside it: the debug
+	# boots it starts are the longest lanes
+	lane_run build-test nice -n -5 make -j"$(nproc)" module KDIR="$(kdir test)" BUILD=build/test ||
 		return 0
+	# the boots run the test programs and the provider
 	local k
+	for k in progs provider; do
+		want "$k" && wait_rc_file "$k"
+	done
 	for k in $DEBUG_BOOTS; do
 		# a row the tier does not have is no boot (tier full: debug only)
 		want "e2e-$k" && [ -n "$(plan_of "$k")" ] && vm_boot "e2e-$k" "$k" "$vm_tmo" &
@@ -423,13 +430,19 @@ report_rc() {
 }
 
 run_all() {
+	local checkpatch_pid=
 	stage deps scripts/deps.sh
 	stage readme-check scripts/readme-check.sh
 	bg build-6.1 build_module 6.1
 	bg build-6.12 build_module 6.12
 	bg provider provider
 	bg progs make -j"$(nproc)" progs
-	bg checkpatch make checkpatch
+	# checkpatch gates nothing that follows: it runs beside the boots, at
+	# a low priority, and is reported at the end
+	if want checkpatch; then
+		lane_run checkpatch nice -n 10 make checkpatch &
+		checkpatch_pid=$!
+	fi
 	# the test kernel may build during the host stages too
 	lane_debug >"$LOGS/lane-debug.out" 2>&1 &
 	local lanes=($!)
@@ -462,6 +475,10 @@ run_all() {
 	lanes+=($!)
 	echo "# waiting for the VM lanes"
 	wait "${lanes[@]}"
+	if [ -n "$checkpatch_pid" ]; then
+		wait "$checkpatch_pid"
+		report_rc checkpatch
+	fi
 	cat "$LOGS"/lane-*.out
 	stamp_report dkms
 	stamp_report vm-selftest
