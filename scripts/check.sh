@@ -18,7 +18,7 @@
 # it is not cached.  A fourth lane,
 # also started with the host stages, boots Debian 13's own root (deb13:
 # trixie's kernel and rdma-core, shca.ko from DKMS there; the root and the
-# DKMS build are cached) once the provider is built, then, when their
+# DKMS build are cached) once the provider is built; a fifth, when their
 # keys changed, runs the DKMS check and tests the Debian packages on
 # Debian 12 and 13 (dkms_key, pkg_key: the packaging and the set of
 # source files, not an edit inside one).
@@ -373,27 +373,28 @@ lane_debug() {
 # changes), shca.ko built in it by DKMS with trixie's gcc (skipped while
 # the module sources are unchanged), then, once the provider stage is
 # done, one boot of that root with its own kernel (6.12) and rdma-core.
-# Then the packaging checks that are due (the DKMS check, the package
-# tests: their keys): the lane's boot is the shortest, so they run here
-# rather than ahead of a longer boot.
 lane_deb13() {
 	if want e2e-deb13 && lane_run deb13-root scripts/debian-root.sh trixie &&
 		lane_run dkms-deb13 scripts/dkms-root.sh trixie; then
 		want provider && wait_rc_file provider
 		vm_boot e2e-deb13 deb13 "$vm_tmo"
 	fi
-	[ "$DKMS_DUE" = 0 ] || lane_run dkms scripts/dkms-check.sh 6.1
-	lane_pkg
 }
 
-# The Debian packages (scripts/deb-build.sh), installed with apt into a
-# throwaway copy of each release's root, then used in a boot of that copy
-# (scripts/pkg-install-test.sh): only for the releases in $PKG_RELEASES,
-# those whose inputs changed since they last passed (pkg_key).  Runs at
-# the end of the Debian 13 lane, after the provider stage.
+# The packaging lane, started with the host stages too: the checks that
+# are due (their keys), the DKMS check first, then the Debian packages
+# (scripts/deb-build.sh, once the provider stage has built both rdma-core
+# trees), installed with apt into a throwaway copy of each release's root
+# and used in a boot of that copy (scripts/pkg-install-test.sh; the
+# trixie root is the Debian 13 lane's, scripts/debian-root.sh waits for
+# the lane that builds it).  On a warm machine nothing is due and the
+# lane is empty; on a cold one it runs beside the Debian 13 lane rather
+# than after it (the two end to end took an hour there).
 lane_pkg() {
 	local r
+	[ "$DKMS_DUE" = 0 ] || lane_run dkms scripts/dkms-check.sh 6.1
 	[ -n "$PKG_RELEASES" ] || return 0
+	want provider && wait_rc_file provider
 	lane_run debs scripts/deb-build.sh || return 0
 	for r in $PKG_RELEASES; do
 		lane_run "pkg-$r" scripts/pkg-install-test.sh "$r"
@@ -457,6 +458,8 @@ run_all() {
 	DKMS_DUE=0
 	due dkms "$(dkms_key)" && DKMS_DUE=1
 	lane_deb13 >"$LOGS/lane-deb13.out" 2>&1 &
+	lanes+=($!)
+	lane_pkg >"$LOGS/lane-pkg.out" 2>&1 &
 	lanes+=($!)
 	collect
 	# vm-run's self-test (three short boots) runs only when its inputs
