@@ -93,15 +93,18 @@ must="open_device close_device alloc_pd reg_mr rereg_mr alloc_mw bind_mw
 	scribble_rq scribble_srq scribble_cq fork"
 tried="open_qp create_flow cmd_post_send cmd_post_srq_recv udata_create_cq
 	udata_create_qp udata_create_srq"
-missing=
-for v in $must; do
-	read -r calls okn _ <<<"$(verb_row "$out" "$v")"
-	[ "${okn:-0}" -gt 0 ] || missing+=" $v"
-done
-for v in $tried; do
-	read -r calls okn _ <<<"$(verb_row "$out" "$v")"
-	[ "${calls:-0}" -gt 0 ] || missing+=" $v(never tried)"
-done
+# One awk over the table for all of them (a verb_row per verb, 59 of
+# them, took 44 s on the debug boot).
+missing=$(awk -v must="$must" -v tried="$tried" '
+	$1 == "verbs_fuzz:" && !($2 in calls) { calls[$2] = $3; okn[$2] = $4 }
+	END {
+		n = split(must, m, " ")
+		for (i = 1; i <= n; i++)
+			if (!(okn[m[i]] + 0 > 0)) printf " %s", m[i]
+		n = split(tried, t, " ")
+		for (i = 1; i <= n; i++)
+			if (!(calls[t[i]] + 0 > 0)) printf " %s(never tried)", t[i]
+	}' "$out")
 if [ -z "$missing" ]; then
 	ok "verbs_fuzz (nobody) reached every verb it must ($(wc -w <<<"$must $tried"))"
 else

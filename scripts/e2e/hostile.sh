@@ -15,7 +15,10 @@
 # none may land or kill its QP, each counts in rx_bad_path.
 # The VM harness fails the run on any kernel report.
 # Runs inside the VM; build the programs first (make -C scripts/e2e/progs).
-#   SHCA_FUZZ_SEED, SHCA_FUZZ_ROUNDS: the fuzz's seed and length.
+#   SHCA_FUZZ_SEED, SHCA_FUZZ_ROUNDS: the fuzz's seed and length (48
+#   rounds, make check-full 1000; the fuzz prints the completion statuses
+#   it reached and the round of each one's first: with the default seed
+#   every status of 320 rounds came by round 35).
 #   E2E_ONLY (ad hoc runs): an extended regex of the parts to run (srq,
 #   rings, rc-sge, fuzz, path).
 set -u
@@ -44,8 +47,8 @@ hostile() {
 hostile srq
 hostile rings
 hostile rc-sge
-echo "# hostile fuzz: seed ${SHCA_FUZZ_SEED:-0x5eed1}, ${SHCA_FUZZ_ROUNDS:-160} rounds"
-hostile fuzz "${SHCA_FUZZ_SEED:-0x5eed1}" "${SHCA_FUZZ_ROUNDS:-160}"
+echo "# hostile fuzz: seed ${SHCA_FUZZ_SEED:-0x5eed1}, ${SHCA_FUZZ_ROUNDS:-48} rounds"
+hostile fuzz "${SHCA_FUZZ_SEED:-0x5eed1}" "${SHCA_FUZZ_ROUNDS:-48}"
 
 # path_setup: shca-f, with hst0p moved there (10.97.0.9, fd97::9), and
 # shca9's GIDs of 10.97.0.5 and fd97::1 (hst0's addresses, added).

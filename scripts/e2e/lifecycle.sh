@@ -137,13 +137,21 @@ test_delete_paths() {
 	ip link del lc4
 }
 
+# Tier full (SHCA_TIER=full) soaks with more cycles and race rounds; tier
+# check's counts take every step of them (a re-add of the deleted name and
+# netdev, and a race delay before, during and at the end of a registration).
+full() { [ "${SHCA_TIER:-check}" = full ] && echo "$1" || echo "$2"; }
+
+# SHCA_LC_CYCLES (default 3, tier full 10) adds and deletes of shca0 on
+# lc0 in a row: each add reuses the name, the netdev and the ids the
+# delete before it gave back.
 test_stress_add_delete() {
-	local i failed=0
-	for i in $(seq 1 10); do
+	local i failed=0 n=${SHCA_LC_CYCLES:-$(full 10 3)}
+	for i in $(seq 1 "$n"); do
 		rdma link add shca0 type shca netdev lc0 || failed=1
 		rdma link delete shca0 || failed=1
 	done
-	expect_eq "10 add/delete cycles" "$failed" 0
+	expect_eq "$n add/delete cycles" "$failed" 0
 }
 
 # NETDEV_UNREGISTER racing rdma link add: until shca_register() marks the
@@ -156,14 +164,15 @@ test_stress_add_delete() {
 # netdev (sysfs and rdma link show), whether the add won or not; then lr0
 # can be recreated and take a device, and the module unloads.  Kernel
 # reports (KASAN, lockdep, a refcount WARN) fail the boot.  A count of
-# rounds, SHCA_LC_RACE_N (default 5), not a time (a round takes about 9 s
-# on the debug kernel under TCG).
+# rounds, SHCA_LC_RACE_N (default 3: delays 0, half the add and the whole
+# add; tier full 5), not a time (a round takes about 9 s on the debug
+# kernel under TCG).
 lr_link_gone() { ! rdma link show 2>/dev/null | grep -q '^link shca5/'; }
 lr_veth() { ip link add lr0 type veth peer name lr1 && ip link set lr0 up; }
 us_now() { echo "${EPOCHREALTIME/./}"; }
 
 test_netdev_unregister_race() {
-	local i n=${SHCA_LC_RACE_N:-5} pid won=0 left=0 t0 t d
+	local i n=${SHCA_LC_RACE_N:-$(full 5 3)} pid won=0 left=0 t0 t d
 	lr_veth
 	t0=$(us_now)
 	check "timed add on lr0" rdma link add shca5 type shca netdev lr0

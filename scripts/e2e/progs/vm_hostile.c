@@ -10,7 +10,10 @@
  *                                             0xffffffff in an RQ, an SRQ
  *                                             and a TM SRQ
  *   vm_hostile DEV GID_INDEX fuzz SEED ROUNDS random SQ and RQ entries and
- *                                             indices on UD and RC QPs
+ *                                             indices on UD and RC QPs;
+ *                                             prints each completion status
+ *                                             reached, with its count and
+ *                                             the round of its first
  *
  * A spoiled WQE must complete with the status the verbs contract gives it
  * and its own wr_id; a broken index must raise its asynchronous event; and
@@ -649,6 +652,10 @@ struct fuzz {
 	struct ibv_mr *mr;	/* local and remote access */
 	uint32_t ah_handle;
 	unsigned long wcs, errs;
+	int round;
+	/* coverage: completions per status, and the round of the first */
+	unsigned long st[IBV_WC_GENERAL_ERR + 1];
+	int st_first[IBV_WC_GENERAL_ERR + 1];
 };
 
 static uint32_t rnd(struct fuzz *f)
@@ -896,6 +903,9 @@ static void fuzz_drain(struct fuzz *f, struct ibv_cq *cq)
 		if (wc.status != IBV_WC_SUCCESS)
 			f->errs++;
 		CHECK(wc.status <= IBV_WC_GENERAL_ERR);
+		if (wc.status <= IBV_WC_GENERAL_ERR &&
+		    !f->st[wc.status]++)
+			f->st_first[wc.status] = f->round;
 		CHECK(wc.status != IBV_WC_SUCCESS ||
 		      wc.opcode <= IBV_WC_DRIVER3);
 	}
@@ -953,6 +963,7 @@ static void test_fuzz(struct env *e, uint64_t seed, int rounds)
 		return;
 	f.ah_handle = to_shca_ah(e->ah)->ah_handle;
 	for (r = 0; r < rounds; r++) {
+		f.round = r;
 		if (r % 2)
 			fuzz_rc_round(&f);
 		else
@@ -965,6 +976,10 @@ static void test_fuzz(struct env *e, uint64_t seed, int rounds)
 	CHECK(f.wcs > f.errs);
 	CHECK(ibv_dereg_mr(f.mr) == 0);
 	free(f.buf);
+	for (r = 0; r <= IBV_WC_GENERAL_ERR; r++)
+		if (f.st[r])
+			printf("fuzz coverage: %-28s %6lu completions, first in round %d\n",
+			       ibv_wc_status_str(r), f.st[r], f.st_first[r]);
 	printf("%s - fuzz seed %llu: %d rounds, %lu completions (%lu errors), "
 	       "the device still delivers\n", bad || failures ? "not ok" : "ok",
 	       (unsigned long long)seed, rounds, f.wcs, f.errs);
