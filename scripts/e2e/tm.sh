@@ -19,7 +19,8 @@
 # asserting that every path of the plan was taken: at seed 1, 300 took
 # the rarest (ADDs out of phase, chains of ops, incomplete rendezvous)
 # 6-8 times, 1000 took them 28-45 times; then 200 of at most 16 KiB in
-# windows of 4), "full" (make check-full's soak size), "lifecycle"
+# windows of 4; make check-full, SHCA_TIER=full, 1000 and 400), "full"
+# (make check-full's soak size on the stock kernels), "lifecycle"
 # (the debug kernel: a short stress and tm_cases.py's hostile cases).
 # SHCA_TM_SEED sets the stress's seed (default 1).
 set -u
@@ -31,7 +32,10 @@ PROG=$(prog tm_stress) || exit 1
 mode=${1:-all}
 seed=${SHCA_TM_SEED:-1}
 case "$mode" in
-all) stress=("-n 400 -w 16 -C" "-n 200 -w 4 -m 16384") tmo=1200 ;;
+all) stress=("-n 400 -w 16 -C" "-n 200 -w 4 -m 16384") tmo=1200
+	# make check-full's boots that run plain tm (the debug kernel's)
+	[ "${SHCA_TIER:-check}" = full ] &&
+		stress=("-n 1000 -w 16 -C" "-n 400 -w 4 -m 16384") ;;
 full) stress=("-n 100000 -w 32 -C" "-n 20000 -w 4 -m 16384 -C") tmo=14400 ;;
 lifecycle) stress=("-n 100 -w 8") tmo=1200 ;;
 *) not_ok "arguments" "unknown mode $mode"; exit 1 ;;
