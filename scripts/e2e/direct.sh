@@ -17,7 +17,7 @@
 #         WRITE+READ+SEND run, across the namespaces (direct), on one
 #         device (a QP pair on shca0 to itself, same GID; direct) and
 #         across the namespaces with direct=0 (wire), and ib_read_bw
-#         and ib_write_bw on 16 QPs (4 KiB x150, and 64 KiB x50 at perftest's
+#         and ib_write_bw on 16 QPs (4 KiB x60, and 64 KiB x20 at perftest's
 #         67 ms timeout) both ways: zero loss on the direct path; on the
 #         wire no drop, sequence NAK, timeout or resend (a request
 #         reordered on the way is held until its gap fills), at most one ACK per 4 data
@@ -62,7 +62,7 @@
 #   DIRECT_BIG=2M DIRECT_BIG_N=5   the clean part's message size and count
 #                                  (perftest takes 5 at least; make
 #                                  check-full: 6M x5)
-#   DIRECT_Q16_N=150               the 16-QP cases' 4 KiB messages per QP;
+#   DIRECT_Q16_N=60                the 16-QP cases' 4 KiB messages per QP;
 #                                  their 64 KiB cases send a third as many
 #                                  (make check-full: 300)
 #   DIRECT_WD=30                   dxfer's watchdog (s) in the robust parts
@@ -84,7 +84,7 @@ want() {
 
 BIG=${DIRECT_BIG:-${SHCA_DIRECT_BIG:-2M}}
 BIGN=${DIRECT_BIG_N:-${SHCA_DIRECT_BIG_N:-5}}
-Q16N=${DIRECT_Q16_N:-${SHCA_DIRECT_Q16_N:-150}}
+Q16N=${DIRECT_Q16_N:-${SHCA_DIRECT_Q16_N:-60}}
 WD=${DIRECT_WD:-${SHCA_DIRECT_WD:-30}}
 PARAM=/sys/module/shca/parameters/direct
 TAP=$here/progs/tap4791.py
@@ -677,10 +677,14 @@ converse_case() {
 }
 
 # converse_cases: the conversing consumers, on the path $CONVERSE_PATH.
-# PPN (SHCA_DIRECT_PP_N, default 500) round trips a pingpong: on a
-# one-vCPU boot the two polling processes take turns on the CPU, some
-# 25 ms a round trip under make check's load.
-PPN=${SHCA_DIRECT_PP_N:-500}
+# PPN (SHCA_DIRECT_PP_N; make check 200, make check-full 500) round trips
+# a pingpong and messages of each kind of the dxfer run: on a one-vCPU
+# boot the two polling processes take turns on the CPU, some 25 ms a
+# round trip under make check's load.  Every round trip is the same
+# request executed in its sender's thread and answered (the pingpongs
+# post their 500 receives once, so no count below that adds a path).
+PPN=${SHCA_DIRECT_PP_N:-200}
+[ "${SHCA_TIER:-check}" = full ] && PPN=${SHCA_DIRECT_PP_N:-500}
 converse_cases() {
 	converse_case "ibv_rc_pingpong -c 2 KiB x$PPN" pp_ok \
 		"ibv_rc_pingpong -d $DB -g $GB4 -c -s 2048 -n $PPN" \
@@ -689,21 +693,25 @@ converse_cases() {
 		"ibv_ud_pingpong -d $DB -g $GB4 -c -s 1024 -n $PPN" \
 		"ibv_ud_pingpong -d $DA -g $GA4 -c -s 1024 -n $PPN $AB"
 	next_port
-	converse_case "dxfer 2 KiB SEND+WRITE x500 each, verified" dx_ok \
+	converse_case "dxfer 2 KiB SEND+WRITE x$PPN each, verified" dx_ok \
 		"$DXFER -s -a $AB -p $PORT -W 120" \
-		"$DXFER -c -a $AB -p $PORT -W 120 -o sw -S 2K -n 500 -w 1"
+		"$DXFER -c -a $AB -p $PORT -W 120 -o sw -S 2K -n $PPN -w 1"
 }
 
 # The RNR NAK of a full receive queue stands for the packets behind it:
 # the requester resends once its RNR timer expires, with no sequence NAK
-# and nothing counted as a retransmission.
+# and nothing counted as a retransmission.  RNRN SENDs (make check 500,
+# make check-full 2000): the sender's 64 outstanding SENDs meet the
+# 4-deep queue from the first window on, every window after the same.
+RNRN=500
+[ "${SHCA_TIER:-check}" = full ] && RNRN=2000
 rnr_case() {
-	local name="ib_send_bw 4 KiB x2000 into a 4-deep receive queue" seq
+	local name="ib_send_bw 4 KiB x$RNRN into a 4-deep receive queue" seq
 	e2e_selected "$name" || return 0
 	snap a "$DA" "$DB"
 	run_case "$name" tcp:18515 \
-		"$NB" "ib_send_bw -d $DB -x $GB4 -F -s 4096 -n 2000 -r 4" \
-		"$NA" "ib_send_bw -d $DA -x $GA4 -F -s 4096 -n 2000 -t 64 $AB" bw_ok
+		"$NB" "ib_send_bw -d $DB -x $GB4 -F -s 4096 -n $RNRN -r 4" \
+		"$NA" "ib_send_bw -d $DA -x $GA4 -F -s 4096 -n $RNRN -t 64 $AB" bw_ok
 	snap b "$DA" "$DB"
 	path_case "$name" a b direct "$DA" "$DB"
 	clean_case "$name" a b "$DA" "$DB"
