@@ -430,6 +430,12 @@ def peer_attr():
     return attr
 
 
+# The 32 receives every fresh QP gets (the same for each: built once, not
+# for each of the fuzz's 170 QPs)
+RECVS = [RecvWR(wr_id=i, num_sge=1, sg=[SGE(mr.buf + 1024 * i, 1024, mr.lkey)])
+         for i in range(32)]
+
+
 def new_qp(qpt, timeout=14, retry_cnt=1):
     qp = QP(pd, QPInitAttr(qp_type=qpt, scq=cq, rcq=cq,
                            cap=QPCap(max_send_wr=16, max_recv_wr=64,
@@ -440,9 +446,8 @@ def new_qp(qpt, timeout=14, retry_cnt=1):
     attr.retry_cnt = retry_cnt
     attr.rnr_retry = 1
     qp.to_rts(attr)
-    for i in range(32):
-        qp.post_recv(RecvWR(wr_id=i, num_sge=1,
-                            sg=[SGE(mr.buf + 1024 * i, 1024, mr.lkey)]))
+    for wr in RECVS:
+        qp.post_recv(wr)
     return qp
 
 
