@@ -35,15 +35,16 @@
 #     RAM disk, one device talking to its own address, as in
 #     scripts/e2e/nvmeof.sh), for every column.
 #
-# and, with the column "scale" (its own table, shca against rxe, in the
-# pair's device A: shca0 in shca-a, rxe0 in init_net), the control path at
-# scale, measured by scripts/e2e/progs/qp_scale.c: creating
+# and, with the column "scale" (its own table, shca against rxe, each
+# device alone in init_net; shca in the netns shca-a too), the control
+# path at scale, measured by scripts/e2e/progs/qp_scale.c: creating
 # BENCH_SCALE_N RC QPs 256 deep on one shared CQ, their kernel memory per
 # QP (MemFree's fall less the process's RssAnon growth: see qp_scale.c),
 # moving them to RTR (max_dest_rd_atomic 16) and the memory that took,
 # registering BENCH_SCALE_MR 4 KiB MRs, destroying the QPs; then the
 # memory per QP of BENCH_SCALE_N QPs 16 deep (it must grow with the depth
-# asked, not the maximum).
+# asked, not the maximum).  Each the median of BENCH_REPEAT runs (a TCG
+# guest's timings move by 2x and more when the host is busy).
 #
 # Timings are never asserted: TCG numbers only compare the drivers on the
 # same emulated machine.  A perftest run that gives up with "Can't produce
@@ -425,32 +426,68 @@ has_col() { [[ " $COLS " == *" $1 "* ]]; }
 
 # --- the control path at scale ---------------------------------------------
 
-# scale_run DRV: qp_scale on the pair's device A of driver DRV (pair_setup),
-# its "qp_scale: KEY VALUE" lines into V[DRV,scale_KEY] (the 16-deep run's
-# as scale_d16_KEY); every line it printed goes to the log as a comment.
+# scale_up COL: the device of scale column COL, DA in NA with the RoCE v2
+# GID index GA4: "shca" shca0 alone in init_net on a fresh veth sc0 (as
+# rxe0 is, which has no netns support); "shca-ns" the pair's shca0 in
+# shca-a; "rxe" the rxe pair's rxe0.  scale_down COL undoes it.
+scale_up() {
+	case "$1" in
+	shca)
+		NA="" DA=shca0
+		solo_setup shca0 sc0 10.78.0.1 ffff:0a4e:0001 &&
+			GA4=$(rdma_gid shca0 ffff:0a4e:0001)
+		;;
+	shca-ns) pair_setup shca ;;
+	rxe) pair_setup rxe ;;
+	esac
+}
+scale_down() {
+	case "$1" in
+	shca)
+		rdma link delete shca0 2>/dev/null
+		ip link del sc0 2>/dev/null
+		;;
+	*) pair_teardown ;;
+	esac
+}
+
+# scale_run COL: qp_scale on the device of scale column COL (scale_up),
+# REPEAT times; the median of each "qp_scale: KEY VALUE" line into
+# V[COL,scale_KEY] (the 16-deep runs' as scale_d16_KEY); every line it
+# printed goes to the log as a comment.
 scale_run() {
-	local drv=$1 bin f=$E2E_LOGS/bench-scale-$1.txt g=$E2E_LOGS/bench-scale-$1-d16.txt k v
+	local col=$1 bin r f k v
+	local -A vals=()
 	bin=$(prog qp_scale) || return 0
-	if ! pair_setup "$drv"; then
-		echo "# bench: scale: cannot set up the $drv pair"
-		pair_teardown
+	if ! scale_up "$col"; then
+		echo "# bench: scale: cannot set up $col"
+		scale_down "$col"
 		return 0
 	fi
-	# shellcheck disable=SC2086  # $NA: a command prefix, or nothing
-	timeout 1200 $NA "$bin" "$DA" -n "$SCALE_N" -q 256 -m "$SCALE_MR" -r 16 -g "$GA4" \
-		>"$f" 2>&1 || echo "# bench: scale: $drv: qp_scale failed: $(gist "$f" 4)"
-	# shellcheck disable=SC2086
-	timeout 1200 $NA "$bin" "$DA" -n "$SCALE_N" -q 16 >"$g" 2>&1 ||
-		echo "# bench: scale: $drv -q 16: qp_scale failed: $(gist "$g" 4)"
-	sed "s/^/# bench: scale: $drv: /" "$f"
-	sed "s/^/# bench: scale: $drv -q 16: /" "$g"
-	while read -r _ k v _; do
-		V[$drv,scale_$k]=$v
-	done < <(grep '^qp_scale: [a-z_]* [0-9.-]*$' "$f")
-	while read -r _ k v _; do
-		V[$drv,scale_d16_$k]=$v
-	done < <(grep '^qp_scale: [a-z_]* [0-9.-]*$' "$g")
-	pair_teardown
+	for r in $(seq 1 "$REPEAT"); do
+		f=$E2E_LOGS/bench-scale-$col-$r.txt
+		# shellcheck disable=SC2086  # $NA: a command prefix, or nothing
+		timeout 1200 $NA "$bin" "$DA" -n "$SCALE_N" -q 256 -m "$SCALE_MR" -r 16 \
+			-g "$GA4" >"$f" 2>&1 ||
+			echo "# bench: scale: $col: qp_scale failed: $(gist "$f" 4)"
+		sed "s/^/# bench: scale: $col (run $r): /" "$f"
+		while read -r _ k v _; do
+			vals[scale_$k]+=" $v"
+		done < <(grep '^qp_scale: [a-z_]* [0-9.-]*$' "$f")
+		f=$E2E_LOGS/bench-scale-$col-d16-$r.txt
+		# shellcheck disable=SC2086
+		timeout 1200 $NA "$bin" "$DA" -n "$SCALE_N" -q 16 >"$f" 2>&1 ||
+			echo "# bench: scale: $col -q 16: qp_scale failed: $(gist "$f" 4)"
+		sed "s/^/# bench: scale: $col -q 16 (run $r): /" "$f"
+		while read -r _ k v _; do
+			vals[scale_d16_$k]+=" $v"
+		done < <(grep '^qp_scale: [a-z_]* [0-9.-]*$' "$f")
+	done
+	for k in "${!vals[@]}"; do
+		# shellcheck disable=SC2086  # the values, one word each
+		V[$col,$k]=$(median ${vals[$k]})
+	done
+	scale_down "$col"
 }
 
 # --- the runs --------------------------------------------------------------
@@ -505,6 +542,7 @@ fi
 
 if has_col scale; then
 	scale_run shca
+	scale_run shca-ns
 	modprobe -r shca 2>/dev/null
 	scale_run rxe
 	modprobe -r rdma_rxe 2>/dev/null
@@ -542,12 +580,14 @@ if has_col shca || has_col wire || has_col rxe; then
 fi
 if has_col scale; then
 	echo
-	echo "# scale: $SCALE_N RC QPs 256 deep on one CQ, $SCALE_MR MRs of 4 KiB; shca/rxe <1 better"
+	echo "# scale: $SCALE_N RC QPs 256 deep on one CQ, $SCALE_MR MRs of 4 KiB, medians of $REPEAT runs; shca/rxe <1 better"
 	echo "# kernel memory: MemFree's fall less the process's RssAnon growth (qp_scale.c)"
-	printf '%-38s %10s %10s %9s\n' metric shca rxe shca/rxe
+	echo "# shca: in init_net as rxe; shca-ns: in the netns shca-a (the pair's)"
+	printf '%-38s %10s %10s %10s %9s\n' metric shca shca-ns rxe shca/rxe
 	srow() {	# LABEL KEY
-		local s=${V[shca,$2]:-} r=${V[rxe,$2]:-}
-		printf '%-38s %10s %10s %9s\n' "$1" "${s:--}" "${r:--}" "$(ratio "$s" "$r")"
+		local s=${V[shca,$2]:-} n=${V[shca-ns,$2]:-} r=${V[rxe,$2]:-}
+		printf '%-38s %10s %10s %10s %9s\n' "$1" "${s:--}" "${n:--}" "${r:--}" \
+			"$(ratio "$s" "$r")"
 	}
 	srow "create $SCALE_N QPs (s)" scale_create_s
 	srow "kernel memory per QP (KiB)" scale_kmem_kib_per_qp
