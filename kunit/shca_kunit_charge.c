@@ -61,11 +61,32 @@ static void shca_charge_test_within(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_charge_within(U64_MAX, 10, U64_MAX));
 }
 
+static void shca_charge_test_vmalloc(struct kunit *test)
+{
+	/* up to kmalloc's largest cache: kmalloc */
+	KUNIT_EXPECT_FALSE(test, shca_alloc_wants_vmalloc(8192, 8192, 12));
+	KUNIT_EXPECT_FALSE(test, shca_alloc_wants_vmalloc(100, 8192, 12));
+	/* a power of two of pages: kmalloc wastes nothing */
+	KUNIT_EXPECT_FALSE(test, shca_alloc_wants_vmalloc(65536, 8192, 12));
+	KUNIT_EXPECT_FALSE(test, shca_alloc_wants_vmalloc(16384, 8192, 12));
+	/* 15 of 16 pages: one wasted, within an eighth */
+	KUNIT_EXPECT_FALSE(test, shca_alloc_wants_vmalloc(15 * 4096, 8192, 12));
+	/* 76 KiB (256 shadow WQEs of 304 B): 19 pages of 32 */
+	KUNIT_EXPECT_TRUE(test, shca_alloc_wants_vmalloc(256 * 304, 8192, 12));
+	/* just past a power of two: 17 pages of 32 */
+	KUNIT_EXPECT_TRUE(test, shca_alloc_wants_vmalloc(65537, 8192, 12));
+	/* 13 of 16 pages: 3 wasted, more than an eighth */
+	KUNIT_EXPECT_TRUE(test, shca_alloc_wants_vmalloc(13 * 4096, 8192, 12));
+	/* 14 of 16: 2 wasted, exactly an eighth: kmalloc */
+	KUNIT_EXPECT_FALSE(test, shca_alloc_wants_vmalloc(14 * 4096, 8192, 12));
+}
+
 static struct kunit_case shca_charge_test_cases[] = {
 	KUNIT_CASE(shca_charge_test_pages),
 	KUNIT_CASE(shca_charge_test_rlimit),
 	KUNIT_CASE(shca_charge_test_ceiling),
 	KUNIT_CASE(shca_charge_test_within),
+	KUNIT_CASE(shca_charge_test_vmalloc),
 	{}
 };
 

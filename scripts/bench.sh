@@ -35,6 +35,17 @@
 #     RAM disk, one device talking to its own address, as in
 #     scripts/e2e/nvmeof.sh), for every column.
 #
+# and, with the column "scale" (its own table, shca against rxe, each
+# device alone in init_net; shca in the netns shca-a too), the control
+# path at scale, measured by scripts/e2e/progs/qp_scale.c: creating
+# BENCH_SCALE_N RC QPs 256 deep on one shared CQ, their kernel memory per
+# QP (MemFree's fall less the process's RssAnon growth: see qp_scale.c),
+# moving them to RTR (max_dest_rd_atomic 16) and the memory that took,
+# registering BENCH_SCALE_MR 4 KiB MRs, destroying the QPs; then the
+# memory per QP of BENCH_SCALE_N QPs 16 deep (it must grow with the depth
+# asked, not the maximum).  Each the median of BENCH_REPEAT runs (a TCG
+# guest's timings move by 2x and more when the host is busy).
+#
 # Timings are never asserted: TCG numbers only compare the drivers on the
 # same emulated machine.  A perftest run that gives up with "Can't produce
 # a report" (its r^2 check of the TSC under TCG) runs again, at most 3
@@ -50,7 +61,9 @@
 #   BENCH_REPEAT=3      runs of each perftest and pingpong figure; the
 #                       median is printed (one run moves by 20% or more
 #                       under TCG on 2 cores), every run in a comment
-#   BENCH_COLS="shca wire rxe"   the columns to measure
+#   BENCH_SCALE_N=2000  QPs of the scale runs
+#   BENCH_SCALE_MR=2000 MRs of the scale run
+#   BENCH_COLS="shca wire rxe scale"   the columns to measure
 #   BENCH_OUT (default build/bench)
 # The defaults take some 15 to 30 minutes under TCG (the slower the paths,
 # the longer).
@@ -64,7 +77,8 @@ if [ "${1:-}" != --in-vm ]; then
 		SHCA_BENCH_N_Q16=${BENCH_N_Q16:-1000} SHCA_BENCH_N_Q16_4K=${BENCH_N_Q16_4K:-5000} \
 		SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-5000} \
 		SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
-		SHCA_BENCH_COLS=${BENCH_COLS:-shca wire rxe} SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3}
+		SHCA_BENCH_COLS=${BENCH_COLS:-shca wire rxe scale} SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3} \
+		SHCA_BENCH_SCALE_N=${BENCH_SCALE_N:-2000} SHCA_BENCH_SCALE_MR=${BENCH_SCALE_MR:-2000}
 	"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
 	rc=$?
 	echo "# bench: logs in $out"
@@ -80,7 +94,9 @@ NQ16_4K=${SHCA_BENCH_N_Q16_4K:-5000}
 PPN=${SHCA_BENCH_PP_ITERS:-5000}
 FIO_S=${SHCA_BENCH_FIO_S:-20}
 STRACE=${SHCA_BENCH_STRACE:-1}
-COLS=${SHCA_BENCH_COLS:-shca wire rxe}
+COLS=${SHCA_BENCH_COLS:-shca wire rxe scale}
+SCALE_N=${SHCA_BENCH_SCALE_N:-2000}
+SCALE_MR=${SHCA_BENCH_SCALE_MR:-2000}
 REPEAT=${SHCA_BENCH_REPEAT:-3}
 PARAM=/sys/module/shca/parameters/direct
 E2E_T=1800
@@ -408,6 +424,72 @@ fio_rxe() {
 
 has_col() { [[ " $COLS " == *" $1 "* ]]; }
 
+# --- the control path at scale ---------------------------------------------
+
+# scale_up COL: the device of scale column COL, DA in NA with the RoCE v2
+# GID index GA4: "shca" shca0 alone in init_net on a fresh veth sc0 (as
+# rxe0 is, which has no netns support); "shca-ns" the pair's shca0 in
+# shca-a; "rxe" the rxe pair's rxe0.  scale_down COL undoes it.
+scale_up() {
+	case "$1" in
+	shca)
+		NA="" DA=shca0
+		solo_setup shca0 sc0 10.78.0.1 ffff:0a4e:0001 &&
+			GA4=$(rdma_gid shca0 ffff:0a4e:0001)
+		;;
+	shca-ns) pair_setup shca ;;
+	rxe) pair_setup rxe ;;
+	esac
+}
+scale_down() {
+	case "$1" in
+	shca)
+		rdma link delete shca0 2>/dev/null
+		ip link del sc0 2>/dev/null
+		;;
+	*) pair_teardown ;;
+	esac
+}
+
+# scale_run COL: qp_scale on the device of scale column COL (scale_up),
+# REPEAT times; the median of each "qp_scale: KEY VALUE" line into
+# V[COL,scale_KEY] (the 16-deep runs' as scale_d16_KEY); every line it
+# printed goes to the log as a comment.
+scale_run() {
+	local col=$1 bin r f k v
+	local -A vals=()
+	bin=$(prog qp_scale) || return 0
+	if ! scale_up "$col"; then
+		echo "# bench: scale: cannot set up $col"
+		scale_down "$col"
+		return 0
+	fi
+	for r in $(seq 1 "$REPEAT"); do
+		f=$E2E_LOGS/bench-scale-$col-$r.txt
+		# shellcheck disable=SC2086  # $NA: a command prefix, or nothing
+		timeout 1200 $NA "$bin" "$DA" -n "$SCALE_N" -q 256 -m "$SCALE_MR" -r 16 \
+			-g "$GA4" >"$f" 2>&1 ||
+			echo "# bench: scale: $col: qp_scale failed: $(gist "$f" 4)"
+		sed "s/^/# bench: scale: $col (run $r): /" "$f"
+		while read -r _ k v _; do
+			vals[scale_$k]+=" $v"
+		done < <(grep '^qp_scale: [a-z_]* [0-9.-]*$' "$f")
+		f=$E2E_LOGS/bench-scale-$col-d16-$r.txt
+		# shellcheck disable=SC2086
+		timeout 1200 $NA "$bin" "$DA" -n "$SCALE_N" -q 16 >"$f" 2>&1 ||
+			echo "# bench: scale: $col -q 16: qp_scale failed: $(gist "$f" 4)"
+		sed "s/^/# bench: scale: $col -q 16 (run $r): /" "$f"
+		while read -r _ k v _; do
+			vals[scale_d16_$k]+=" $v"
+		done < <(grep '^qp_scale: [a-z_]* [0-9.-]*$' "$f")
+	done
+	for k in "${!vals[@]}"; do
+		# shellcheck disable=SC2086  # the values, one word each
+		V[$col,$k]=$(median ${vals[$k]})
+	done
+	scale_down "$col"
+}
+
 # --- the runs --------------------------------------------------------------
 
 echo "# bench on $(uname -r): columns $COLS; 4 KiB x$N4K, 64 KiB x$N64K, 16 QPs x$NQ16_4K (4 KiB) / x$NQ16 (64 KiB) each, pingpong x$PPN, fio ${FIO_S} s"
@@ -458,32 +540,67 @@ if has_col rxe; then
 	modprobe -r rdma_rxe 2>/dev/null
 fi
 
+if has_col scale; then
+	scale_run shca
+	scale_run shca-ns
+	modprobe -r shca 2>/dev/null
+	scale_run rxe
+	modprobe -r rdma_rxe 2>/dev/null
+fi
+
 # --- the table ------------------------------------------------------------
 
-echo
-echo "# bench on $(uname -r), QEMU TCG: compare the columns, not the absolute values"
-echo "# shca: same-host direct path (default); wire: direct=0; ratios: bandwidth"
-echo "# and IOPS >1 better for shca, round trip <1 better"
-printf '%-38s %10s %10s %10s %9s %9s\n' metric shca wire rxe shca/rxe wire/rxe
-row() {	# LABEL KEY [noratio]
-	local s=${V[shca,$2]:-} w=${V[wire,$2]:-} r=${V[rxe,$2]:-} rs=- rw=-
-	if [ -z "${3:-}" ]; then rs=$(ratio "$s" "$r"); rw=$(ratio "$w" "$r"); fi
-	printf '%-38s %10s %10s %10s %9s %9s\n' "$1" "${s:--}" "${w:--}" "${r:--}" "$rs" "$rw"
-}
-for s in 4 64; do
-	for q in 1 16; do
-		for t in write send read; do
-			row "ib_${t}_bw ${s} KiB, $q QP$([ $q = 1 ] || echo s) (MB/s)" "${t}_${s}k_q$q"
+if has_col shca || has_col wire || has_col rxe; then
+	echo
+	echo "# bench on $(uname -r), QEMU TCG: compare the columns, not the absolute values"
+	echo "# shca: same-host direct path (default); wire: direct=0; ratios: bandwidth"
+	echo "# and IOPS >1 better for shca, round trip <1 better"
+	printf '%-38s %10s %10s %10s %9s %9s\n' metric shca wire rxe shca/rxe wire/rxe
+	row() {	# LABEL KEY [noratio]
+		local s=${V[shca,$2]:-} w=${V[wire,$2]:-} r=${V[rxe,$2]:-} rs=- rw=-
+		if [ -z "${3:-}" ]; then rs=$(ratio "$s" "$r"); rw=$(ratio "$w" "$r"); fi
+		printf '%-38s %10s %10s %10s %9s %9s\n' "$1" "${s:--}" "${w:--}" "${r:--}" "$rs" "$rw"
+	}
+	for s in 4 64; do
+		for q in 1 16; do
+			for t in write send read; do
+				row "ib_${t}_bw ${s} KiB, $q QP$([ $q = 1 ] || echo s) (MB/s)" "${t}_${s}k_q$q"
+			done
 		done
 	done
-done
-row "RC round trip 2 B, polled (usec)" rtt_poll
-row "RC round trip 2 B, events -e (usec)" rtt_event
-row "doorbells per WR, sq_doorbells (4 KiB)" db_per_wr noratio
-row "syscalls per WR, strace (write 4 KiB)" strace_per_wr
-row "ACKs per data packet (write 64 KiB)" acks_per_pkt noratio
-row "fio 4 KiB randread NVMe-oF (IOPS)" fio_iops
-for n in $LOSS_SHCA $LOSS_RXE; do
-	row "$n, through the runs" "loss_$n" noratio
-done
+	row "RC round trip 2 B, polled (usec)" rtt_poll
+	row "RC round trip 2 B, events -e (usec)" rtt_event
+	row "doorbells per WR, sq_doorbells (4 KiB)" db_per_wr noratio
+	row "syscalls per WR, strace (write 4 KiB)" strace_per_wr
+	row "ACKs per data packet (write 64 KiB)" acks_per_pkt noratio
+	row "fio 4 KiB randread NVMe-oF (IOPS)" fio_iops
+	for n in $LOSS_SHCA $LOSS_RXE; do
+		row "$n, through the runs" "loss_$n" noratio
+	done
+fi
+if has_col scale; then
+	echo
+	echo "# scale: $SCALE_N RC QPs 256 deep on one CQ, $SCALE_MR MRs of 4 KiB, medians of $REPEAT runs; shca/rxe <1 better"
+	echo "# kernel memory: MemFree's fall less the process's RssAnon growth (qp_scale.c)"
+	echo "# shca: in init_net as rxe; shca-ns: in the netns shca-a (the pair's)"
+	printf '%-38s %10s %10s %10s %9s\n' metric shca shca-ns rxe shca/rxe
+	srow() {	# LABEL KEY
+		local s=${V[shca,$2]:-} n=${V[shca-ns,$2]:-} r=${V[rxe,$2]:-}
+		printf '%-38s %10s %10s %10s %9s\n' "$1" "${s:--}" "${n:--}" "${r:--}" \
+			"$(ratio "$s" "$r")"
+	}
+	srow "create $SCALE_N QPs (s)" scale_create_s
+	srow "kernel memory per QP (KiB)" scale_kmem_kib_per_qp
+	srow "  of which slab (KiB)" scale_slab_kib_per_qp
+	srow "  of which vmalloc (KiB)" scale_vmalloc_kib_per_qp
+	srow "to RTR, max_dest_rd_atomic 16 (s)" scale_rtr_s
+	srow "  kernel memory per QP (KiB)" scale_rtr_kmem_kib_per_qp
+	srow "register $SCALE_MR MRs (s)" scale_mr_reg_s
+	srow "  kernel memory per MR (KiB)" scale_mr_kmem_kib_per_mr
+	srow "deregister $SCALE_MR MRs (s)" scale_mr_dereg_s
+	srow "destroy $SCALE_N QPs (s)" scale_destroy_s
+	srow "kernel memory left after (KiB)" scale_kmem_kib_left
+	srow "create $SCALE_N QPs 16 deep (s)" scale_d16_create_s
+	srow "  kernel memory per QP (KiB)" scale_d16_kmem_kib_per_qp
+fi
 exit 0

@@ -20,7 +20,11 @@
 #define SHCA_CHARGE_H
 
 #include <linux/gfp.h>
+#include <linux/slab.h>
 #include <linux/types.h>
+#include <linux/vmalloc.h>
+
+#include "charge_logic.h"
 
 struct device;
 struct mm_struct;
@@ -54,6 +58,22 @@ static inline gfp_t shca_gfp(bool user)
 static inline gfp_t shca_gfp_array(bool user)
 {
 	return user ? shca_gfp(true) | __GFP_NOWARN : GFP_KERNEL;
+}
+
+/**
+ * shca_kvzalloc - zeroed per-object state, freed with kvfree()
+ * @bytes: its size
+ * @gfp: GFP_KERNEL, maybe with __GFP_ACCOUNT/__GFP_NOWARN
+ *
+ * kvzalloc(), except that a size a power-of-two block of pages would fit
+ * badly (shca_alloc_wants_vmalloc()) goes to vmalloc at once.
+ * Context: process, may sleep.
+ */
+static inline void *shca_kvzalloc(size_t bytes, gfp_t gfp)
+{
+	if (shca_alloc_wants_vmalloc(bytes, KMALLOC_MAX_CACHE_SIZE, PAGE_SHIFT))
+		return __vmalloc(bytes, gfp | __GFP_ZERO);
+	return kvzalloc(bytes, gfp);
 }
 
 atomic64_t *shca_dma_dev_ring_pages(struct device *dma_dev);

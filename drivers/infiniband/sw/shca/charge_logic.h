@@ -2,7 +2,8 @@
 /*
  * shca: pure arithmetic of the ring memory charge (charge.c) - bytes to
  * pages, the locked-memory limit in pages, the device ceiling and the
- * limit comparison.  No device or mm state; kunit/shca_kunit_charge.c
+ * limit comparison, and the choice of allocator for per-object state
+ * (what a power-of-two kmalloc would waste).  No device or mm state; kunit/shca_kunit_charge.c
  * tests these exact functions.
  */
 #ifndef SHCA_CHARGE_LOGIC_H
@@ -50,6 +51,27 @@ static inline u64 shca_charge_ceiling(u32 max_mb, u64 ram_pages,
 static inline bool shca_charge_within(u64 total, u64 pages, u64 limit)
 {
 	return total >= pages && total <= limit;
+}
+
+/*
+ * Whether per-object state of @bytes is better vmalloc'ed than
+ * kmalloc'ed: past @kmalloc_max (KMALLOC_MAX_CACHE_SIZE) kmalloc takes a
+ * power-of-two block of pages, nearly twice the size asked at worst
+ * (e.g. 76 KiB of shadow WQEs in 128 KiB); vmalloc takes whole pages.
+ * True when the power of two would waste more than an eighth of it.
+ */
+static inline bool shca_alloc_wants_vmalloc(u64 bytes, u64 kmalloc_max,
+					    unsigned int page_shift)
+{
+	u64 pages, block;
+
+	if (bytes <= kmalloc_max)
+		return false;
+	pages = shca_charge_pages(bytes, page_shift);
+	block = 1;
+	while (block < pages)
+		block <<= 1;
+	return (block - pages) << 3 > block;
 }
 
 #endif /* SHCA_CHARGE_LOGIC_H */

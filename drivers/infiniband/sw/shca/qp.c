@@ -714,6 +714,8 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	mutex_lock(&qp->state_lock);
 	err = shca_qp_transition(sdev, qp, attr, mask);
+	if (!err && shca_qp_is_conn(ibqp->qp_type))
+		err = shca_resp_prepare(qp, attr, mask);
 	if (!err) {
 		shca_qp_store_attr(qp, attr, mask);
 		if (mask & IB_QP_STATE)

@@ -70,6 +70,8 @@ bool shca_req_resumes(struct shca_qp *qp);
 
 /* rc_resp.c */
 int shca_resp_init(struct shca_qp *qp);
+int shca_resp_prepare(struct shca_qp *qp, const struct ib_qp_attr *attr,
+		      int mask);
 void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		      int mask);
 void shca_resp_stop(struct shca_qp *qp);

@@ -1797,8 +1797,8 @@ int shca_req_init(struct shca_qp *qp)
 	req->nwqes = shca_req_shadow_entries(qp->sq.ring.entries,
 					     req->iop_cap);
 	__skb_queue_head_init(&req->held);
-	req->wqes = kvcalloc(req->nwqes, sizeof(*req->wqes),
-			     shca_gfp_array(qp->user));
+	req->wqes = shca_kvzalloc(array_size(req->nwqes, sizeof(*req->wqes)),
+				  shca_gfp_array(qp->user));
 	if (!req->wqes)
 		return -ENOMEM;
 	spin_lock_init(&req->iop_lock);

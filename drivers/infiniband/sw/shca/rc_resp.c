@@ -238,6 +238,20 @@ static void shca_resp_hold_drop(struct shca_qp *qp)
 	shca_resp_timer_cancel(qp, &qp->resp.hold_timer);
 }
 
+/*
+ * A zeroed resource ring of @n entries, charged to the process if @user.
+ * Context: process, may sleep.
+ */
+static struct shca_resp_res_ring *shca_resp_ring_alloc(u32 n, bool user)
+{
+	struct shca_resp_res_ring *ring;
+
+	ring = kzalloc(struct_size(ring, res, n), shca_gfp(user));
+	if (ring)
+		ring->n = n;
+	return ring;
+}
+
 /* Context: process, may sleep (QP creation). */
 int shca_resp_init(struct shca_qp *qp)
 {
@@ -245,16 +259,17 @@ int shca_resp_init(struct shca_qp *qp)
 
 	__skb_queue_head_init(&resp->held);
 	resp->wqe = kzalloc(sizeof(*resp->wqe), shca_gfp(qp->user));
-	resp->res = kcalloc(SHCA_MAX_RD_ATOM, sizeof(*resp->res),
-			    shca_gfp(qp->user));
-	if (!resp->wqe || !resp->res) {
+	/* one entry until the move to RTR sizes the ring (no packet before) */
+	resp->ring = shca_resp_ring_alloc(1, qp->user);
+	if (!resp->wqe || !resp->ring) {
 		kfree(resp->wqe);
-		kfree(resp->res);
+		kfree(resp->ring);
 		resp->wqe = NULL;
-		resp->res = NULL;
+		resp->ring = NULL;
 		return -ENOMEM;
 	}
-	resp->nres = 1;
+	resp->res = resp->ring->res;
+	resp->nres = resp->ring->n;
 	resp->mtu = shca_ib_mtu_to_bytes(IB_MTU_256);
 	hrtimer_init(&resp->ack_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
 	resp->ack_timer.function = shca_resp_ack_timer_fn;
@@ -263,10 +278,38 @@ int shca_resp_init(struct shca_qp *qp)
 	return 0;
 }
 
+/**
+ * shca_resp_prepare - allocate what a modify to RTR hands over
+ * @qp: RC/UC/XRC QP
+ * @attr: the modify's attributes, checked by shca_qp_transition()
+ * @mask: the modify's mask
+ *
+ * Entering RTR sizes the READ/atomic resource ring by the connection's
+ * max_dest_rd_atomic (this modify's, else the one stored before): it is
+ * allocated here, before the modify commits anything (nothing fails
+ * after it), and handed to shca_resp_modify() in @qp->resp.prep_ring.
+ * Context: process, may sleep; qp->state_lock held.
+ * Return: 0, or -ENOMEM.
+ */
+int shca_resp_prepare(struct shca_qp *qp, const struct ib_qp_attr *attr,
+		      int mask)
+{
+	u32 n;
+
+	lockdep_assert_held(&qp->state_lock);
+	if (!(mask & IB_QP_STATE) || attr->qp_state != IB_QPS_RTR)
+		return 0;
+	n = mask & IB_QP_MAX_DEST_RD_ATOMIC ? attr->max_dest_rd_atomic :
+					      qp->attr.max_dest_rd_atomic;
+	n = clamp_t(u32, n, 1, SHCA_MAX_RD_ATOM);
+	qp->resp.prep_ring = shca_resp_ring_alloc(n, qp->user);
+	return qp->resp.prep_ring ? 0 : -ENOMEM;
+}
+
 /*
  * Context: process, qp->state_lock held.  Entering RTR hands the new
- * connection's parameters to the RQ engine; entering RESET has it let go
- * of what it holds.
+ * connection's parameters and resource ring (shca_resp_prepare()) to the
+ * RQ engine; entering RESET has it let go of what it holds.
  */
 void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		      int mask)
@@ -285,9 +328,10 @@ void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		return;
 	mtu = shca_ib_mtu_to_bytes(qp->attr.path_mtu);
 	resp->init_epsn = qp->attr.rq_psn & SHCA_PSN_MASK;
-	resp->init_nres = clamp_t(u32, qp->attr.max_dest_rd_atomic, 1,
-				  SHCA_MAX_RD_ATOM);
 	resp->init_mtu = mtu ? mtu : shca_ib_mtu_to_bytes(IB_MTU_256);
+	/* one the engine has not taken yet is no longer wanted */
+	kfree(xchg(&resp->init_ring, resp->prep_ring));
+	resp->prep_ring = NULL;
 	smp_mb__before_atomic();	/* init_* before the flag */
 	set_bit(SHCA_RESP_RESET_BIT, &resp->reset);
 }
@@ -302,7 +346,7 @@ static void shca_resp_res_reset(struct shca_resp *resp)
 {
 	u32 i;
 
-	for (i = 0; i < SHCA_MAX_RD_ATOM; i++)
+	for (i = 0; i < resp->nres; i++)
 		shca_resp_res_clear(&resp->res[i]);
 	resp->res_tx = 0;
 	resp->npending = 0;
@@ -323,9 +367,12 @@ void shca_resp_fini(struct shca_qp *qp)
 	__skb_queue_purge(&resp->held);
 	if (resp->res)
 		shca_resp_res_reset(resp);
-	kfree(resp->res);
+	kfree(resp->ring);
+	kfree(xchg(&resp->init_ring, NULL));
 	kfree(resp->wqe);
+	resp->ring = NULL;
 	resp->res = NULL;
+	resp->nres = 0;
 	resp->wqe = NULL;
 }
 
@@ -348,14 +395,21 @@ void shca_resp_stop(struct shca_qp *qp)
 static void shca_resp_check_reset(struct shca_qp *qp)
 {
 	struct shca_resp *resp = &qp->resp;
+	struct shca_resp_res_ring *ring;
 
 	/* fully ordered: pairs with the barrier before set_bit() */
 	if (!test_and_clear_bit(SHCA_RESP_RESET_BIT, &resp->reset))
 		return;
 	shca_resp_hold_drop(qp);
+	ring = xchg(&resp->init_ring, NULL);
+	if (ring) {	/* else a later RTR's, applied by an earlier run */
+		kfree(resp->ring);
+		resp->ring = ring;
+		resp->res = ring->res;
+		resp->nres = ring->n;
+	}
 	shca_resp_res_reset(resp);
 	resp->epsn = resp->init_epsn;
-	resp->nres = resp->init_nres;
 	resp->mtu = resp->init_mtu;
 	resp->msn = 0;
 	resp->unacked = 0;

@@ -51,6 +51,15 @@ struct shca_resp_res {
 	u32 tx_idx;		/* response packets sent */
 };
 
+/*
+ * The READ/atomic resource ring of one connection, sized at the move to
+ * RTR by its max_dest_rd_atomic (at least 1).
+ */
+struct shca_resp_res_ring {
+	u32 n;
+	struct shca_resp_res res[];
+};
+
 struct shca_resp {
 	u32 epsn;		/* next expected PSN */
 	u32 msn;		/* messages completed, 24 bits */
@@ -108,7 +117,8 @@ struct shca_resp {
 	 */
 	struct shca_srq *xsrq;
 
-	/* READ and atomic resources: a ring of @nres entries */
+	/* READ and atomic resources: a ring of @nres entries (@ring's) */
+	struct shca_resp_res_ring *ring;
 	struct shca_resp_res *res;
 	u32 nres;
 	u32 res_tx;		/* oldest entry with responses pending */
@@ -117,8 +127,15 @@ struct shca_resp {
 	/* handover from shca_resp_modify() */
 	unsigned long reset;	/* bit 0: apply the init_* values */
 	u32 init_epsn;
-	u32 init_nres;
 	u32 init_mtu;
+	/*
+	 * The next connection's resource ring, handed over by xchg(): the
+	 * engine takes it (and frees the old one) when it applies the RTR
+	 * handover; a later RTR before that frees it and hands over its own.
+	 */
+	struct shca_resp_res_ring *init_ring;
+	/* allocated by shca_resp_prepare(), state_lock held, for the modify */
+	struct shca_resp_res_ring *prep_ring;
 };
 
 /* rc_resp.c: end of an RQ engine run; true if rq_work must run again. */
