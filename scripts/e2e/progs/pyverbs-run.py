@@ -247,12 +247,18 @@ def memoize_net_lookups():
         setattr(cls, name, staticmethod(functools.lru_cache(maxsize=None)(fn)))
 
 
-def enter_tests(prefix, dev):
+def enter_tests(prefix, dev, lean=False):
     """Stage rdma-core's tests in a new scratch directory (returned), make
     them importable, work from there, hand --dev to their argument parser
-    and memoize their network lookups."""
+    and memoize their network lookups.  lean: the package's __init__.py
+    imports only the argument parser (rdma-core's imports, and compiles,
+    every test module, mlx5's and their providers' too: seconds of a debug
+    kernel's TCG time), for callers that import what they use."""
     scratch = tempfile.mkdtemp(prefix=prefix)
     pkg = stage_tests(scratch)
+    if lean:
+        with open(os.path.join(pkg, '__init__.py'), 'w') as f:
+            f.write('from args_parser import parser  # noqa: F401\n')
     sys.path[0:0] = [scratch, pkg]
     os.chdir(scratch)
     sys.argv = [sys.argv[0], '--dev', dev]
@@ -262,17 +268,18 @@ def enter_tests(prefix, dev):
     return scratch
 
 
-def run_extra_cases(define_tests, label):
+def run_extra_cases(define_tests, label, lean=False):
     """main() of the extra case files (mw_cases.py, srq_cases.py): run
     the TestCase that define_tests() returns on --dev, with rdma-core's
-    tests staged and importable; one TAP line a test; exit status."""
+    tests staged and importable (lean: see enter_tests); one TAP line a
+    test; exit status."""
     global DEV, BASELINE
     ap = argparse.ArgumentParser()
     ap.add_argument('--dev', required=True)
     args = ap.parse_args()
     DEV = args.dev
     BASELINE = False
-    enter_tests(f'{label}-cases-', args.dev)
+    enter_tests(f'{label}-cases-', args.dev, lean)
     suite = unittest.TestLoader().loadTestsFromTestCase(define_tests())
     res = unittest.TextTestRunner(stream=sys.stdout, resultclass=Result,
                                   verbosity=0).run(suite)

@@ -87,17 +87,6 @@ def load_runner():
         'pyverbs_run', os.path.join(HERE, 'pyverbs-run.py'))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    stage = mod.stage_tests
-
-    def stage_lean(dst):
-        # rdma-core's tests/__init__.py imports (and compiles) every test
-        # module, the mlx5 ones and their providers too: seconds of a
-        # debug kernel's TCG time.  These cases import what they use.
-        pkg = stage(dst)
-        with open(os.path.join(pkg, '__init__.py'), 'w') as f:
-            f.write('from args_parser import parser  # noqa: F401\n')
-        return pkg
-    mod.stage_tests = stage_lean
     return mod
 
 
@@ -1319,7 +1308,7 @@ def main():
             if only and name.startswith('test_') and name not in only:
                 delattr(cls, name)
         return cls
-    return load_runner().run_extra_cases(define, 'raw')
+    return load_runner().run_extra_cases(define, 'raw', lean=True)
 
 
 if __name__ == '__main__':
