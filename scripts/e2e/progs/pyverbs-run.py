@@ -16,10 +16,15 @@ device (rxe) and checks that every test ok there is ok here too: one
 "not ok" line per test that is not (failed, errored, skipped or not run),
 or one "ok" line for the lot.  A test listed in the --needs file is exempt
 and says so on its own line.  --must-run PREFIX fails every test whose id
-starts with PREFIX and was skipped.
+starts with PREFIX and was skipped.  --only FILE runs only the tests whose
+ids FILE lists (one a line).  --outcome FILE runs nothing: it takes this
+device's outcomes from FILE (an earlier --record) for --compare.
 
-The random module is seeded with $SHCA_PYVERBS_SEED (default 4791) so a
-run is repeatable; the slowest tests are listed after the run.
+The random module is seeded before each test from $SHCA_PYVERBS_SEED
+(default 4791) and the test's id, so a test draws the same QP caps, PSNs
+and flags whichever other tests run before it, on every device: a run is
+repeatable, and a run of a subset (--only) sees what a whole run saw.
+The slowest tests are listed after the run.
 
 Exit status: 0 when nothing failed or errored, no comparison or --must-run
 check failed and the skip list is not stale; 1 otherwise (always 0 with
@@ -140,6 +145,7 @@ class Result(unittest.TextTestResult):
 
     def startTest(self, test):
         unittest.TestResult.startTest(self, test)
+        random.seed(f'{SEED}:{test.id()}')
         self.started = time.monotonic()
 
     def stopTest(self, test):
@@ -186,20 +192,41 @@ def record(path, outcome):
     os.rename(path + '.new', path)
 
 
+def read_record(path):
+    """A --record file: (device, {test id: status})."""
+    dev, outcome = None, {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if w[:2] == ['#', 'device'] and len(w) > 2:
+                dev = w[2]
+            elif len(w) == 2 and not w[0].startswith('#'):
+                outcome[w[1]] = w[0]
+    return dev, outcome
+
+
+def only_listed(suite, path):
+    """The tests of @suite whose ids the file at @path lists."""
+    with open(path) as f:
+        ids = {line.strip() for line in f if line.strip()}
+    return unittest.TestSuite(t for t in iter_tests(suite) if t.id() in ids)
+
+
 def compare(path, outcome, needs):
     """Every test ok in the record at @path must be ok here; returns the
     number of those that are not."""
     tag = f'pyverbs({DEV} vs baseline)'
     try:
-        with open(path) as f:
-            theirs = [line.split() for line in f if line.strip()]
-        there = [w[2] for w in theirs if w[:2] == ['#', 'device']][0]
-        tag = f'pyverbs({DEV} vs {there})'
-        theirs = [w for w in theirs if w[0] != '#']
-    except (OSError, IndexError) as err:
+        there, theirs = read_record(path)
+    except OSError as err:
         print(f'not ok - {tag}: no baseline record: {err}')
         return 1
-    want = sorted(test_id for status, test_id in theirs if status == 'ok')
+    if not there:
+        print(f'not ok - {tag}: {path} names no device')
+        return 1
+    tag = f'pyverbs({DEV} vs {there})'
+    want = sorted(test_id for test_id, status in theirs.items()
+                  if status == 'ok')
     bad = 0
     for test_id in want:
         ours = outcome.get(test_id, 'not run')
@@ -301,26 +328,32 @@ def main():
     ap.add_argument('--compare', help='file: a --record of another device')
     ap.add_argument('--must-run', action='append', default=[],
                     help='test id prefix whose tests must not skip')
+    ap.add_argument('--only', help='file: the test ids to run')
+    ap.add_argument('--outcome', help='file: this device\'s --record; '
+                    'run nothing, only --compare')
     ap.add_argument('modules', nargs='*', help='e.g. test_device test_pd; default: all')
     args = ap.parse_args()
     DEV = args.dev
     BASELINE = args.baseline
+    if args.outcome:
+        return compare_only(args)
 
     scratch = enter_tests('pyverbs-', args.dev)
     import tests
 
-    # The tests draw QP caps, PSNs and flags at random: a fixed seed makes
-    # a run repeatable (the same draws on both devices); vary it by hand.
-    seed = int(os.environ.get('SHCA_PYVERBS_SEED', '4791'))
-    random.seed(seed)
+    # The tests draw QP caps, PSNs and flags at random: Result.startTest
+    # seeds each test from this and its id; vary it by hand.
+    random.seed(SEED)
     # (check.sh collects the lines starting '# pyverbs(': counts only)
-    print(f'# {DEV}: random seed {seed} (SHCA_PYVERBS_SEED)')
+    print(f'# {DEV}: random seed {SEED} (SHCA_PYVERBS_SEED)')
     loader = unittest.TestLoader()
     if args.modules:
         names = [f'tests.{m}' for m in args.modules]
         suite = loader.loadTestsFromNames(names)
     else:
         suite = loader.loadTestsFromModule(tests)
+    if args.only:
+        suite = only_listed(suite, args.only)
     needs = read_needs(args.needs)
     missing = skip_needed(suite, needs)
     collect_before_teardown(suite)
@@ -348,7 +381,22 @@ def main():
     return 1 if bad or missing else 0
 
 
+def compare_only(args):
+    """--outcome: compare an earlier run's record with --compare's."""
+    try:
+        _, outcome = read_record(args.outcome)
+    except OSError as err:
+        print(f'not ok - pyverbs({DEV}): no record of its run: {err}')
+        return 1
+    if not args.compare:
+        print(f'not ok - pyverbs({DEV}): --outcome needs --compare')
+        return 1
+    bad = compare(args.compare, outcome, read_needs(args.needs))
+    return 1 if bad else 0
+
+
 SLOWEST = 8
+SEED = int(os.environ.get('SHCA_PYVERBS_SEED', '4791'))
 DEV = None
 BASELINE = False
 if __name__ == '__main__':
