@@ -93,27 +93,23 @@ static void shca_rq_test_wqe_shift(struct kunit *test)
 static void shca_rq_test_wqe_grant(struct kunit *test)
 {
 	const u32 hdr = sizeof(struct shca_send_wqe);
-	u32 nsge, inl, shift;
+	u32 nsge, inl, shift, sges, room;
 
 	for (nsge = 0; nsge <= SHCA_MAX_SGE; nsge++) {
 		for (inl = 0; inl <= SHCA_MAX_INLINE; inl++) {
 			shift = shca_wqe_shift(hdr, nsge, inl,
 					       SHCA_SQ_ENTRY_SHIFT);
+			sges = shca_wqe_sges(shift, hdr, SHCA_MAX_SGE);
+			room = shca_wqe_inline(shift, hdr);
 			KUNIT_ASSERT_LE(test, shift, (u32)SHCA_SQ_ENTRY_SHIFT);
-			KUNIT_ASSERT_GE(test, shca_wqe_sges(shift, hdr,
-							    SHCA_MAX_SGE),
-					max(nsge, 1U));
-			KUNIT_ASSERT_GE(test, shca_wqe_inline(shift, hdr), inl);
-			KUNIT_ASSERT_LE(test, hdr + shca_wqe_sges(shift, hdr,
-						SHCA_MAX_SGE) * 16U,
-					1U << shift);
-			KUNIT_ASSERT_EQ(test, hdr + shca_wqe_inline(shift, hdr),
-					1U << shift);
+			KUNIT_ASSERT_GE(test, sges, max(nsge, 1U));
+			KUNIT_ASSERT_GE(test, room, inl);
+			KUNIT_ASSERT_LE(test, hdr + sges * 16U, 1U << shift);
+			KUNIT_ASSERT_EQ(test, hdr + room, 1U << shift);
 			/* the grant asks for the same stride again */
-			KUNIT_ASSERT_EQ(test, shca_wqe_shift(hdr,
-					shca_wqe_sges(shift, hdr, SHCA_MAX_SGE),
-					shca_wqe_inline(shift, hdr),
-					SHCA_SQ_ENTRY_SHIFT), shift);
+			KUNIT_ASSERT_EQ(test, shca_wqe_shift(hdr, sges, room,
+							     SHCA_SQ_ENTRY_SHIFT),
+					shift);
 		}
 	}
 }
