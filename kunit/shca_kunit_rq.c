@@ -54,9 +54,71 @@ static void shca_rq_test_len(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, shca_rwqe_len_ok(sge, 2));
 }
 
+/* The stride a request needs, and what that stride grants. */
+static void shca_rq_test_wqe_shift(struct kunit *test)
+{
+	const u32 shdr = sizeof(struct shca_send_wqe);
+	const u32 rhdr = sizeof(struct shca_recv_wqe);
+
+	KUNIT_EXPECT_EQ(test, shdr, 64U);
+	KUNIT_EXPECT_EQ(test, rhdr, 16U);
+	/* one SGE, no inline: 128-byte send entries, 4 SGEs or 64 bytes */
+	KUNIT_EXPECT_EQ(test, shca_wqe_shift(shdr, 1, 0, SHCA_SQ_ENTRY_SHIFT), 7U);
+	KUNIT_EXPECT_EQ(test, shca_wqe_sges(7, shdr, SHCA_MAX_SGE), 4U);
+	KUNIT_EXPECT_EQ(test, shca_wqe_inline(7, shdr), 64U);
+	/* none asked: one is given all the same */
+	KUNIT_EXPECT_EQ(test, shca_wqe_shift(shdr, 0, 0, SHCA_SQ_ENTRY_SHIFT), 7U);
+	/* the inline bytes decide when they take more */
+	KUNIT_EXPECT_EQ(test, shca_wqe_shift(shdr, 1, 65, SHCA_SQ_ENTRY_SHIFT), 8U);
+	/* the maxima fill the largest stride exactly */
+	KUNIT_EXPECT_EQ(test, shca_wqe_shift(shdr, SHCA_MAX_SGE, SHCA_MAX_INLINE,
+					     SHCA_SQ_ENTRY_SHIFT), 8U);
+	KUNIT_EXPECT_EQ(test, shca_wqe_sges(8, shdr, SHCA_MAX_SGE), SHCA_MAX_SGE);
+	KUNIT_EXPECT_EQ(test, shca_wqe_inline(8, shdr), SHCA_MAX_INLINE);
+	/* receive entries: 32 bytes for one SGE, 64 for two or three */
+	KUNIT_EXPECT_EQ(test, shca_wqe_shift(rhdr, 1, 0, SHCA_RQ_ENTRY_SHIFT), 5U);
+	KUNIT_EXPECT_EQ(test, shca_wqe_sges(5, rhdr, SHCA_MAX_SGE), 1U);
+	KUNIT_EXPECT_EQ(test, shca_wqe_shift(rhdr, 2, 0, SHCA_RQ_ENTRY_SHIFT), 6U);
+	KUNIT_EXPECT_EQ(test, shca_wqe_sges(6, rhdr, SHCA_MAX_SGE), 3U);
+	/* the largest receive stride holds 15, the device's maximum is 12 */
+	KUNIT_EXPECT_EQ(test, shca_wqe_shift(rhdr, SHCA_MAX_SGE, 0,
+					     SHCA_RQ_ENTRY_SHIFT), 8U);
+	KUNIT_EXPECT_EQ(test, shca_wqe_sges(8, rhdr, SHCA_MAX_SGE), SHCA_MAX_SGE);
+}
+
+/*
+ * Every request within the maxima: the grant covers it, and the header
+ * with the granted SGEs or inline bytes fits the stride.
+ */
+static void shca_rq_test_wqe_grant(struct kunit *test)
+{
+	const u32 hdr = sizeof(struct shca_send_wqe);
+	u32 nsge, inl, shift, sges, room;
+
+	for (nsge = 0; nsge <= SHCA_MAX_SGE; nsge++) {
+		for (inl = 0; inl <= SHCA_MAX_INLINE; inl++) {
+			shift = shca_wqe_shift(hdr, nsge, inl,
+					       SHCA_SQ_ENTRY_SHIFT);
+			sges = shca_wqe_sges(shift, hdr, SHCA_MAX_SGE);
+			room = shca_wqe_inline(shift, hdr);
+			KUNIT_ASSERT_LE(test, shift, (u32)SHCA_SQ_ENTRY_SHIFT);
+			KUNIT_ASSERT_GE(test, sges, max(nsge, 1U));
+			KUNIT_ASSERT_GE(test, room, inl);
+			KUNIT_ASSERT_LE(test, hdr + sges * 16U, 1U << shift);
+			KUNIT_ASSERT_EQ(test, hdr + room, 1U << shift);
+			/* the grant asks for the same stride again */
+			KUNIT_ASSERT_EQ(test, shca_wqe_shift(hdr, sges, room,
+							     SHCA_SQ_ENTRY_SHIFT),
+					shift);
+		}
+	}
+}
+
 static struct kunit_case shca_rq_test_cases[] = {
 	KUNIT_CASE(shca_rq_test_num_sge),
 	KUNIT_CASE(shca_rq_test_len),
+	KUNIT_CASE(shca_rq_test_wqe_shift),
+	KUNIT_CASE(shca_rq_test_wqe_grant),
 	{}
 };
 

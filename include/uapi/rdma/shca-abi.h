@@ -239,8 +239,9 @@ struct shca_wqe_reg_mr {
 	__u32 page_shift;
 };
 
-/* Send queue entry.  The stride is 1 << sq_entry_shift; SGEs or inline
- * data follow the header up to the end of the entry.
+/* Send queue entry.  The stride is 1 << the SQ ring's entry_shift (at
+ * most sq_entry_shift); SGEs or inline data follow the header up to the
+ * end of the entry, as many as the QP's granted caps say.
  */
 struct shca_send_wqe {
 	__aligned_u64 wr_id;
@@ -266,7 +267,9 @@ struct shca_send_wqe {
 	/* struct shca_sge sge[] or inline bytes follow */
 };
 
-/* Receive queue entry.  The stride is 1 << rq_entry_shift. */
+/* Receive queue entry.  The stride is 1 << its ring's entry_shift (at
+ * most rq_entry_shift), as the queue's granted max_sge fits.
+ */
 struct shca_recv_wqe {
 	__aligned_u64 wr_id;
 	__u32 num_sge;
@@ -388,8 +391,8 @@ struct shca_alloc_ucontext_resp {
 	__u32 max_sge;
 	__u32 max_inline_data;
 	__u32 max_cqe;
-	__u32 sq_entry_shift;	/* log2 of struct shca_send_wqe stride */
-	__u32 rq_entry_shift;	/* log2 of struct shca_recv_wqe stride */
+	__u32 sq_entry_shift;	/* log2 of the largest send entry stride */
+	__u32 rq_entry_shift;	/* log2 of the largest receive entry stride */
 	__u32 cqe_shift;	/* log2 of struct shca_cqe stride */
 	__u32 ctl_size;		/* sizeof(struct shca_ring_ctl) in use */
 	__u32 reserved_352;
@@ -513,7 +516,7 @@ struct shca_create_qp_resp {
 
 /*
  * Shared receive queue (basic or XRC).  Its ring holds struct
- * shca_recv_wqe entries with the RQ stride (rq_entry_shift); receives need
+ * shca_recv_wqe entries with its ring's stride (entry_shift); receives need
  * no doorbell.  srqn is the SRQ number; for an XRC SRQ it is the number
  * that initiators put in xrc_remote_srqn (ibv_get_srq_num()).
  */
@@ -606,7 +609,7 @@ struct shca_modify_srq_req {
 
 /*
  * Work queue (ibv_create_wq, IBV_WQT_RQ).  Its ring holds struct
- * shca_recv_wqe entries with the RQ stride (rq_entry_shift); receives need
+ * shca_recv_wqe entries with its ring's stride (entry_shift); receives need
  * no doorbell while the WQ is ready.  WQEs posted while the WQ is in the
  * error state are flushed when the kernel next looks at the WQ: a frame
  * steered to it, or any ibv_modify_wq() call (the provider issues an

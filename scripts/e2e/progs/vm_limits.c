@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include "shca-abi.h"
 
 #include "vm_lib.h"
 
@@ -294,7 +295,14 @@ static int fill(struct ibv_context *ctx, long limit_kib, int max)
 	result(n < max && err == ENOMEM, "fill: then creation fails with ENOMEM",
 	       "%d of %d created, errno %d (%s)", n, max, err, strerror(err));
 	if (limit_kib) {
-		result(per >= 2 * DEPTH * 256 / 1024,
+		/*
+		 * At least DEPTH send entries (a header and the one SGE
+		 * asked) and DEPTH receive entries (likewise): the strides
+		 * follow the caps asked, so one SGE is all they must hold.
+		 */
+		result(per >= (long)(DEPTH * (sizeof(struct shca_send_wqe) +
+					      sizeof(struct shca_recv_wqe) +
+					      2 * sizeof(struct shca_sge)) / 1024),
 		       "fill: each QP's rings are charged to VmPin",
 		       "%ld kB per QP", per);
 		result(held <= limit_kib, "fill: the charges stay within the limit",

@@ -16,6 +16,7 @@
 #include "roce.h"
 #include "raw.h"
 #include "rq.h"
+#include "rq_logic.h"
 #include "rwq.h"
 
 /*
@@ -317,16 +318,45 @@ void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp)
 	atomic_dec(&sdev->num_qp);
 }
 
-/* Round the caps up to what the rings really provide. */
+/* log2 of the SQ stride that the QP's granted caps fill exactly */
+static u32 shca_qp_sq_shift(const struct shca_qp *qp)
+{
+	return shca_wqe_shift(sizeof(struct shca_send_wqe), qp->cap.max_send_sge,
+			      qp->cap.max_inline_data, SHCA_SQ_ENTRY_SHIFT);
+}
+
+/* log2 of the RQ stride, likewise */
+static u32 shca_qp_rq_shift(const struct shca_qp *qp)
+{
+	return shca_wqe_shift(sizeof(struct shca_recv_wqe), qp->cap.max_recv_sge,
+			      0, SHCA_RQ_ENTRY_SHIFT);
+}
+
+/*
+ * Round the caps up to what the rings really provide: the depths to powers
+ * of two, the SGEs and inline bytes to all that the stride the request
+ * needs holds (rq_logic.h).  An RC QP on a tag matching SRQ executes
+ * internal operations of up to SHCA_REQ_IOP_MAX_SGE SGEs in its SQ's
+ * shadow slots, so its SQ has the largest stride.
+ * Context: process; before the rings exist.
+ */
 static void shca_qp_set_cap(struct shca_qp *qp, struct ib_qp_init_attr *init)
 {
+	const u32 shdr = sizeof(struct shca_send_wqe);
+	const u32 rhdr = sizeof(struct shca_recv_wqe);
 	struct ib_qp_cap *cap = &init->cap;
+	u32 nsge = cap->max_send_sge, shift;
 
+	if (shca_req_wants_iops(qp))
+		nsge = SHCA_MAX_SGE;
 	cap->max_send_wr = roundup_pow_of_two(max(cap->max_send_wr, 1U));
 	cap->max_recv_wr = roundup_pow_of_two(max(cap->max_recv_wr, 1U));
-	cap->max_send_sge = SHCA_MAX_SGE;
-	cap->max_recv_sge = SHCA_MAX_SGE;
-	cap->max_inline_data = SHCA_MAX_INLINE;
+	shift = shca_wqe_shift(shdr, nsge, cap->max_inline_data,
+			       SHCA_SQ_ENTRY_SHIFT);
+	cap->max_send_sge = shca_wqe_sges(shift, shdr, SHCA_MAX_SGE);
+	cap->max_inline_data = shca_wqe_inline(shift, shdr);
+	shift = shca_wqe_shift(rhdr, cap->max_recv_sge, 0, SHCA_RQ_ENTRY_SHIFT);
+	cap->max_recv_sge = shca_wqe_sges(shift, rhdr, SHCA_MAX_SGE);
 	if (!shca_qp_wants_rq(init)) {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;
@@ -348,11 +378,11 @@ static int shca_qp_alloc_rings(struct shca_dev *sdev, struct shca_qp *qp,
 	if (init->qp_type == IB_QPT_XRC_TGT)
 		return 0;
 	err = shca_ring_alloc(&qp->sq.ring, sdev->dma_dev, qp->cap.max_send_wr,
-			      SHCA_SQ_ENTRY_SHIFT, uctx);
+			      shca_qp_sq_shift(qp), uctx);
 	if (err || !shca_qp_wants_rq(init))
 		return err;
 	err = shca_ring_alloc(&qp->rq.ring, sdev->dma_dev, qp->cap.max_recv_wr,
-			      SHCA_RQ_ENTRY_SHIFT, uctx);
+			      shca_qp_rq_shift(qp), uctx);
 	if (err)
 		shca_ring_free(&qp->sq.ring);
 	return err;

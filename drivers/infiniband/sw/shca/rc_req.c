@@ -1779,7 +1779,7 @@ bool shca_req_pass(struct shca_qp *qp, u32 *passes)
  * Does @qp take internal operations: an RC QP on a tag matching SRQ?
  * ib_core sets ibqp.srq before it calls create_qp.
  */
-static bool shca_req_wants_iops(const struct shca_qp *qp)
+bool shca_req_wants_iops(const struct shca_qp *qp)
 {
 	return qp->ibqp.qp_type == IB_QPT_RC && qp->ibqp.srq &&
 	       qp->ibqp.srq->srq_type == IB_SRQT_TM;
@@ -1787,17 +1787,26 @@ static bool shca_req_wants_iops(const struct shca_qp *qp)
 
 /*
  * The shadow queue: as many slots as the SQ ring, plus room for internal
- * operations on a QP that takes them.  Context: process, may sleep.
+ * operations on a QP that takes them, each slot holding what an SQ entry
+ * can describe (the entry's stride less its header: qp->cap's SGEs or
+ * inline bytes, whichever takes more).  Context: process, may sleep.
  */
 int shca_req_init(struct shca_qp *qp)
 {
 	struct shca_req *req = &qp->req;
+	u32 body = 0;		/* an XRC target has no SQ ring */
+
+	if (qp->sq.ring.entries)
+		body = (1U << qp->sq.ring.entry_shift) -
+		       sizeof(struct shca_send_wqe);
 
 	req->iop_cap = shca_req_wants_iops(qp);
 	req->nwqes = shca_req_shadow_entries(qp->sq.ring.entries,
 					     req->iop_cap);
+	req->wstride = ALIGN(offsetof(struct shca_req_wqe, inl) + body,
+			     __alignof__(struct shca_req_wqe));
 	__skb_queue_head_init(&req->held);
-	req->wqes = shca_kvzalloc(array_size(req->nwqes, sizeof(*req->wqes)),
+	req->wqes = shca_kvzalloc(array_size(req->nwqes, req->wstride),
 				  shca_gfp_array(qp->user));
 	if (!req->wqes)
 		return -ENOMEM;

@@ -112,6 +112,7 @@ struct shca_rc_win {
 struct shca_req {
 	struct shca_req_wqe *wqes;	/* the shadow queue */
 	u32 nwqes;		/* its slots: a power of two */
+	u32 wstride;		/* bytes a slot takes (shca_req_wqe_at()) */
 	u32 head;		/* shadow index of the oldest unretired WQE */
 	u32 fetch;		/* next shadow index to fill */
 	u32 cur;		/* shadow index of the WQE being sent */
@@ -213,6 +214,7 @@ void shca_rc_win_reset(struct shca_rc_win *win);
 void shca_rc_win_grow(struct shca_rc_win *win, u32 acked);
 void shca_rc_win_loss(struct shca_rc_win *win, bool timeout);
 u32 shca_req_shadow_entries(u32 sq_entries, bool iops);
+bool shca_req_wants_iops(const struct shca_qp *qp);
 enum shca_req_src shca_req_fetch_src(u32 shadows, u32 nwqes, bool iop_queued,
 				     u32 user_shadows, u32 user_entries);
 

@@ -17,10 +17,6 @@
  */
 struct shca_req_wqe {
 	struct shca_send_wqe hdr;
-	union {
-		struct shca_sge sge[SHCA_MAX_SGE];
-		u8 inl[SHCA_MAX_INLINE];
-	};
 	u32 len;		/* payload bytes (READ: bytes to read) */
 	u32 mtu;		/* path MTU in bytes when started */
 	u32 first_psn;
@@ -33,13 +29,22 @@ struct shca_req_wqe {
 	u8 status;		/* enum ib_wc_status it failed with */
 	bool started;		/* first_psn/npkts are valid (kept on resend) */
 	bool direct;		/* started on the same-host path (kept too) */
+	/*
+	 * The payload description, as much as one SQ entry holds (the
+	 * stride the QP's caps asked for: req->wstride sizes the slot).
+	 */
+	union {
+		DECLARE_FLEX_ARRAY(struct shca_sge, sge);
+		DECLARE_FLEX_ARRAY(u8, inl);
+	};
 };
 
 /* The shadow at free-running shadow index @idx. */
 static inline struct shca_req_wqe *shca_req_wqe_at(struct shca_qp *qp,
 						   u32 idx)
 {
-	return &qp->req.wqes[shca_ring_slot(idx, qp->req.nwqes)];
+	return (void *)qp->req.wqes +
+	       (size_t)shca_ring_slot(idx, qp->req.nwqes) * qp->req.wstride;
 }
 
 static inline bool shca_req_is_rd_atomic(const struct shca_req_wqe *w)

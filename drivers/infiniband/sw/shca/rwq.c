@@ -59,6 +59,7 @@
 #include "shca.h"
 #include "raw.h"
 #include "rq.h"
+#include "rq_logic.h"
 #include "rss_logic.h"
 #include "rwq.h"
 
@@ -218,7 +219,7 @@ static int shca_rwq_reply(struct shca_dev *sdev, struct shca_rwq *rwq,
 static int shca_rwq_init(struct shca_dev *sdev, struct shca_rwq *rwq,
 			 struct ib_wq_init_attr *init, struct ib_udata *udata)
 {
-	u32 wqn;
+	u32 wqn, shift;
 	int err;
 
 	err = xa_alloc(&sdev->rwqs, &wqn, NULL, XA_LIMIT(1, SHCA_MAX_RWQ),
@@ -229,10 +230,14 @@ static int shca_rwq_init(struct shca_dev *sdev, struct shca_rwq *rwq,
 	}
 	rwq->ibwq.wq_num = wqn;
 	init->max_wr = roundup_pow_of_two(init->max_wr);
-	init->max_sge = SHCA_MAX_SGE;
-	rwq->max_sge = SHCA_MAX_SGE;
+	/* the stride the SGEs asked for, and all the SGEs it holds */
+	shift = shca_wqe_shift(sizeof(struct shca_recv_wqe), init->max_sge, 0,
+			       SHCA_RQ_ENTRY_SHIFT);
+	init->max_sge = shca_wqe_sges(shift, sizeof(struct shca_recv_wqe),
+				      SHCA_MAX_SGE);
+	rwq->max_sge = init->max_sge;
 	err = shca_ring_alloc(&rwq->ring, sdev->dma_dev, init->max_wr,
-			      SHCA_RQ_ENTRY_SHIFT, shca_udata_uctx(udata));
+			      shift, shca_udata_uctx(udata));
 	if (err)
 		goto err_free_wqn;
 	err = shca_rwq_reply(sdev, rwq, udata);

@@ -311,7 +311,11 @@ static enum ib_wc_status shca_sq_check(struct shca_qp *qp,
 
 /*
  * Execute the WQE in @slot (the engine's consumer index) into the private
- * copy @w; the caller completes it once the slot is handed back.
+ * copy @w; the caller completes it once the slot is handed back.  The
+ * slot is as long as the QP's caps asked (rq_logic.h): SGEs beyond
+ * qp->sq.max_sge would be read from the next entry, or past the ring,
+ * so no more are copied, and shca_sq_check() or shca_raw_send() fails a
+ * WQE that names more.
  * Context: SQ engine.
  */
 static enum ib_wc_status shca_sq_exec(struct shca_qp *qp, const void *slot,
@@ -322,7 +326,8 @@ static enum ib_wc_status shca_sq_exec(struct shca_qp *qp, const void *slot,
 	memcpy(&w->hdr, slot, sizeof(w->hdr));
 	if (!(w->hdr.flags & SHCA_WQE_F_INLINE))
 		memcpy(w->sge, slot + sizeof(w->hdr),
-		       min_t(u32, w->hdr.num_sge, SHCA_MAX_SGE) * sizeof(w->sge[0]));
+		       min_t(u32, w->hdr.num_sge, qp->sq.max_sge) *
+		       sizeof(w->sge[0]));
 	if (qp->ibqp.qp_type == IB_QPT_RAW_PACKET)
 		return shca_raw_send(qp, &w->hdr, w->sge, slot, len);
 	status = shca_sq_check(qp, w, len);

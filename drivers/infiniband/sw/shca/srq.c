@@ -31,6 +31,7 @@
 
 #include "shca.h"
 #include "rq.h"
+#include "rq_logic.h"
 #include "tm.h"
 
 static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
@@ -226,6 +227,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct shca_dev *sdev = to_sdev(ibsrq->device);
 	struct shca_srq *srq = to_ssrq(ibsrq);
 	struct shca_create_srq_req req;
+	u32 shift;
 	int err;
 
 	kref_init(&srq->ref);
@@ -241,11 +243,15 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		goto err_out;
 	init->attr.max_wr = roundup_pow_of_two(init->attr.max_wr);
-	init->attr.max_sge = SHCA_MAX_SGE;
+	/* the stride the SGEs asked for, and all the SGEs it holds */
+	shift = shca_wqe_shift(sizeof(struct shca_recv_wqe), init->attr.max_sge,
+			       0, SHCA_RQ_ENTRY_SHIFT);
+	init->attr.max_sge = shca_wqe_sges(shift, sizeof(struct shca_recv_wqe),
+					   SHCA_MAX_SGE);
 	init->attr.srq_limit = 0;
-	srq->max_sge = SHCA_MAX_SGE;
+	srq->max_sge = init->attr.max_sge;
 	err = shca_ring_alloc(&srq->ring, sdev->dma_dev, init->attr.max_wr,
-			      SHCA_RQ_ENTRY_SHIFT, shca_udata_uctx(udata));
+			      shift, shca_udata_uctx(udata));
 	if (err)
 		goto err_free_srqn;
 	if (init->srq_type == IB_SRQT_XRC)
@@ -445,8 +451,9 @@ static int shca_srq_resize(struct shca_srq *srq, u32 entries,
 	int err;
 
 	lockdep_assert_held(&srq->modify_lock);
-	err = shca_ring_alloc(&nr, sdev->dma_dev, entries, SHCA_RQ_ENTRY_SHIFT,
-			      shca_udata_uctx(udata));
+	/* the same stride: the posted WQEs move over as they are */
+	err = shca_ring_alloc(&nr, sdev->dma_dev, entries,
+			      srq->ring.entry_shift, shca_udata_uctx(udata));
 	if (err)
 		return err;
 	if (srq->user) {
