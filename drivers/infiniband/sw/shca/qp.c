@@ -343,7 +343,6 @@ static u32 shca_qp_rq_shift(const struct shca_qp *qp)
 static void shca_qp_set_cap(struct shca_qp *qp, struct ib_qp_init_attr *init)
 {
 	const u32 shdr = sizeof(struct shca_send_wqe);
-	const u32 rhdr = sizeof(struct shca_recv_wqe);
 	struct ib_qp_cap *cap = &init->cap;
 	u32 nsge = cap->max_send_sge, shift;
 
@@ -355,8 +354,7 @@ static void shca_qp_set_cap(struct shca_qp *qp, struct ib_qp_init_attr *init)
 			       SHCA_SQ_ENTRY_SHIFT);
 	cap->max_send_sge = shca_wqe_sges(shift, shdr, SHCA_MAX_SGE);
 	cap->max_inline_data = shca_wqe_inline(shift, shdr);
-	shift = shca_wqe_shift(rhdr, cap->max_recv_sge, 0, SHCA_RQ_ENTRY_SHIFT);
-	cap->max_recv_sge = shca_wqe_sges(shift, rhdr, SHCA_MAX_SGE);
+	shca_rwqe_grant(&cap->max_recv_sge);
 	if (!shca_qp_wants_rq(init)) {
 		cap->max_recv_wr = 0;
 		cap->max_recv_sge = 0;

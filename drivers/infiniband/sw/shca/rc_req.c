@@ -32,6 +32,7 @@
 #include "direct.h"
 #include "psn.h"
 #include "roce.h"
+#include "rq_logic.h"
 #include "wire.h"
 
 /* ---- pure decisions (KUnit) ---- */
@@ -1797,8 +1798,8 @@ int shca_req_init(struct shca_qp *qp)
 	u32 body = 0;		/* an XRC target has no SQ ring */
 
 	if (qp->sq.ring.entries)
-		body = (1U << qp->sq.ring.entry_shift) -
-		       sizeof(struct shca_send_wqe);
+		body = shca_wqe_inline(qp->sq.ring.entry_shift,
+				       sizeof(struct shca_send_wqe));
 
 	req->iop_cap = shca_req_wants_iops(qp);
 	req->nwqes = shca_req_shadow_entries(qp->sq.ring.entries,

@@ -7,6 +7,25 @@
 #define SHCA_RQ_H
 
 #include "shca.h"
+#include "rq_logic.h"
+
+/**
+ * shca_rwqe_grant - the stride of a receive queue asked for @max_sge SGEs
+ * @max_sge: the SGEs asked (checked against SHCA_MAX_SGE by the caller);
+ *	     set to all that the stride holds, the SGEs granted
+ *
+ * What QP, SRQ and WQ creation share (rq_logic.h: shca_wqe_shift()).
+ * Context: any.
+ * Return: log2 of the stride, for shca_ring_alloc().
+ */
+static inline u32 shca_rwqe_grant(u32 *max_sge)
+{
+	const u32 hdr = sizeof(struct shca_recv_wqe);
+	u32 shift = shca_wqe_shift(hdr, *max_sge, 0, SHCA_RQ_ENTRY_SHIFT);
+
+	*max_sge = shca_wqe_sges(shift, hdr, SHCA_MAX_SGE);
+	return shift;
+}
 
 /* A private copy of one receive WQE. */
 struct shca_rwqe {

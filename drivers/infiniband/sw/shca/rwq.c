@@ -59,7 +59,6 @@
 #include "shca.h"
 #include "raw.h"
 #include "rq.h"
-#include "rq_logic.h"
 #include "rss_logic.h"
 #include "rwq.h"
 
@@ -230,11 +229,7 @@ static int shca_rwq_init(struct shca_dev *sdev, struct shca_rwq *rwq,
 	}
 	rwq->ibwq.wq_num = wqn;
 	init->max_wr = roundup_pow_of_two(init->max_wr);
-	/* the stride the SGEs asked for, and all the SGEs it holds */
-	shift = shca_wqe_shift(sizeof(struct shca_recv_wqe), init->max_sge, 0,
-			       SHCA_RQ_ENTRY_SHIFT);
-	init->max_sge = shca_wqe_sges(shift, sizeof(struct shca_recv_wqe),
-				      SHCA_MAX_SGE);
+	shift = shca_rwqe_grant(&init->max_sge);
 	rwq->max_sge = init->max_sge;
 	err = shca_ring_alloc(&rwq->ring, sdev->dma_dev, init->max_wr,
 			      shift, shca_udata_uctx(udata));

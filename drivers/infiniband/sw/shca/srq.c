@@ -31,7 +31,6 @@
 
 #include "shca.h"
 #include "rq.h"
-#include "rq_logic.h"
 #include "tm.h"
 
 static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
@@ -243,11 +242,7 @@ int shca_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (err)
 		goto err_out;
 	init->attr.max_wr = roundup_pow_of_two(init->attr.max_wr);
-	/* the stride the SGEs asked for, and all the SGEs it holds */
-	shift = shca_wqe_shift(sizeof(struct shca_recv_wqe), init->attr.max_sge,
-			       0, SHCA_RQ_ENTRY_SHIFT);
-	init->attr.max_sge = shca_wqe_sges(shift, sizeof(struct shca_recv_wqe),
-					   SHCA_MAX_SGE);
+	shift = shca_rwqe_grant(&init->attr.max_sge);
 	init->attr.srq_limit = 0;
 	srq->max_sge = init->attr.max_sge;
 	err = shca_ring_alloc(&srq->ring, sdev->dma_dev, init->attr.max_wr,
