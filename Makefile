@@ -14,7 +14,8 @@
 #   make check          everything (scripts/check.sh); ends "N passed, N failed"
 #   make check-full     every suite on every kernel at soak sizes (not CI)
 #   make demo           VM (6.1): shca0/shca1 across two namespaces, ibv_devinfo, rping
-#   make bench          VM (6.12): shca vs rdma_rxe bandwidth/latency table
+#   make bench          VMs (6.12): shca vs rdma_rxe bandwidth/latency tables,
+#                       on one host and between two
 #   make clean
 #
 # Each kernel gets its own build directory holding a symlink mirror of
@@ -115,7 +116,7 @@ check-full:
 	$(SCRIPTS)/check.sh
 
 bench:
-	$(SCRIPTS)/deps.sh
+	$(SCRIPTS)/deps.sh bench
 	$(call kbuild,build/6.12,$(call kinfo,6.12),)
 	$(MAKE) provider
 	$(SCRIPTS)/bench.sh

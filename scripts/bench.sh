@@ -63,7 +63,8 @@
 #                       under TCG on 2 cores), every run in a comment
 #   BENCH_SCALE_N=2000  QPs of the scale runs
 #   BENCH_SCALE_MR=2000 MRs of the scale run
-#   BENCH_COLS="shca wire rxe scale"   the columns to measure
+#   BENCH_COLS="shca wire rxe scale twohost"   the columns to measure
+#                       (twohost: two VMs, scripts/bench-twohost.sh)
 #   BENCH_OUT (default build/bench)
 # The defaults take some 15 to 30 minutes under TCG (the slower the paths,
 # the longer).
@@ -73,20 +74,30 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" != --in-vm ]; then
 	out=${BENCH_OUT:-$top/build/bench}
 	mkdir -p "$out"
-	export SHCA_BENCH_N_4K=${BENCH_N_4K:-5000} SHCA_BENCH_N_64K=${BENCH_N_64K:-2000} \
-		SHCA_BENCH_N_Q16=${BENCH_N_Q16:-1000} SHCA_BENCH_N_Q16_4K=${BENCH_N_Q16_4K:-5000} \
-		SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-5000} \
-		SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
-		SHCA_BENCH_COLS=${BENCH_COLS:-shca wire rxe scale} SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3} \
-		SHCA_BENCH_SCALE_N=${BENCH_SCALE_N:-2000} SHCA_BENCH_SCALE_MR=${BENCH_SCALE_MR:-2000}
-	"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
-	rc=$?
-	echo "# bench: logs in $out"
+	cols=${BENCH_COLS:-shca wire rxe scale twohost}
+	one=$(echo " $cols " | sed 's/ twohost / /g; s/^ *//; s/ *$//')
+	rc=0
+	if [ -n "$one" ]; then
+		export SHCA_BENCH_N_4K=${BENCH_N_4K:-5000} SHCA_BENCH_N_64K=${BENCH_N_64K:-2000} \
+			SHCA_BENCH_N_Q16=${BENCH_N_Q16:-1000} SHCA_BENCH_N_Q16_4K=${BENCH_N_Q16_4K:-5000} \
+			SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-5000} \
+			SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
+			SHCA_BENCH_COLS=$one SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3} \
+			SHCA_BENCH_SCALE_N=${BENCH_SCALE_N:-2000} SHCA_BENCH_SCALE_MR=${BENCH_SCALE_MR:-2000}
+		"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
+		rc=$?
+		echo "# bench: logs in $out"
+	fi
+	if [[ " $cols " == *" twohost "* ]]; then
+		echo "# bench: the two-host column (scripts/bench-twohost.sh)"
+		BENCH_OUT=$out "$top/scripts/bench-twohost.sh" || rc=$?
+	fi
 	exit $rc
 fi
 
 E2E_SUITE=bench
 . "$top/scripts/e2e/lib.sh"
+. "$top/scripts/e2e/benchlib.sh"
 N4K=${SHCA_BENCH_N_4K:-5000}
 N64K=${SHCA_BENCH_N_64K:-2000}
 NQ16=${SHCA_BENCH_N_Q16:-1000}
@@ -102,13 +113,6 @@ PARAM=/sys/module/shca/parameters/direct
 E2E_T=1800
 declare -A V
 
-# bw_val CLILOG: the average bandwidth (MB/s) of perftest's result line;
-# nothing for 0.00, which perftest prints when it finds the TSC unstable
-# (TCG), for a run that did finish: not a measurement.
-# shellcheck disable=SC2317  # called through run_val
-bw_val() {
-	awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ && NF >= 5 { v = $4 } END { if (v + 0 > 0) print v }' "$1"
-}
 
 # run NAME SRVCMD CLICMD: one client/server run across the pair (server in
 # B, client in A) with pair_run's perftest retries; true when both ended
@@ -139,18 +143,7 @@ per() {
 		'BEGIN { if (a != "" && b + 0 > 0) printf "%.3f", a / b; else print "-" }')"
 }
 
-# ratio A B: A/B with two decimals, "-" when either is missing or 0.
-ratio() {
-	awk -v a="${1:-}" -v b="${2:-}" \
-		'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }'
-}
 
-# median V...: the median of the values (the lower middle one of an even
-# count), empty if there are none.
-median() {
-	[ $# -gt 0 ] || return 0
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
 
 # run_val NAME SRVCMD CLICMD EXTRACT: run() until EXTRACT (a function of
 # the client log) gives a figure, up to 3 times; RUN_VAL := that figure,
@@ -185,11 +178,6 @@ take() {
 	return 0
 }
 
-# rtt_val CLILOG: the usec/iter of ibv_rc_pingpong's report.
-# shellcheck disable=SC2317  # called through more_runs
-rtt_val() {
-	sed -n 's/.* = \([0-9.]*\) usec\/iter.*/\1/p' "$1" | tail -n 1
-}
 
 # bench_bw COL: the perftest bandwidth runs of column COL on the current
 # pair; the counters come from the first of the REPEAT runs.

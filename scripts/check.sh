@@ -7,8 +7,9 @@
 # the in-VM test programs (checkpatch beside them and the boots, at a low
 # priority: nothing waits for it).  Then one VM boot per kernel runs the
 # steps scripts/e2e/matrix lists for it, the boots at once: 6.1 (the
-# demo among them), 6.12 (after vm-run's self-test, which runs only
-# when its inputs changed; tier full then boots 6.12 once more on a CPU
+# demo among them) and 6.12, joined by a wire for their first step,
+# twohost (the two kernels as two hosts; vm-run's self-test, which runs
+# only when its inputs changed, beside them; tier full then boots 6.12 once more on a CPU
 # model with PCLMULQDQ, 6.12-pclmul, where the ICRC takes the crypto
 # API's accelerated CRC-32), and three boots of the KUnit/KASAN
 # test kernel side by side (debug: KUnit first, debug2 and debug3, each
@@ -254,9 +255,16 @@ vm_boot() {
 	fi
 	[ "$tmo" -lt "$(($(left) - 60))" ] || tmo=$(($(left) - 60))
 	echo "# stage $name: kernel $flavour, timeout $tmo s, steps: $(plan_of "$kernel")"
+	# the other host of the two-host step, if this boot has one
+	local link=() pair=()
+	if [ -n "${PAIR_LINK[$kernel]:-}" ]; then
+		link=(--link "${PAIR_LINK[$kernel]}")
+		read -r -a pair <<<"${PAIR_ENV[$kernel]}"
+	fi
 	start=$SECONDS
-	env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" \
-		SHCA_VM_CPU="$cpu" SHCA_VM_APPEND="$append" SHCA_VM_SMP="$smp" scripts/vm-run --kernel "$flavour" "${share[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
+	env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" "${pair[@]}" \
+		SHCA_VM_CPU="$cpu" SHCA_VM_APPEND="$append" SHCA_VM_SMP="$smp" scripts/vm-run --kernel "$flavour" \
+		"${share[@]}" "${link[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
 		-- scripts/e2e/run.sh >"$LOGS/$name.log" 2>&1
 	rc=$?
 	echo "$rc $((SECONDS - start))" >"$LOGS/$name.rc"
@@ -299,6 +307,30 @@ vm_report() {
 		why "$log"
 		fail "check: $name (exit $rc)"
 	fi
+}
+
+# pair_boots KA KB: when the boots of kernels KA and KB both run and both
+# plan the twohost step, join them with a wire (vm-run --link: QEMU's UDP
+# socket netdev on two free ports of 127.0.0.1), KA as side a
+# (10.78.0.1, fd78::1) and KB as side b (10.78.0.2, fd78::2):
+# PAIR_LINK[K] and PAIR_ENV[K] for vm_boot.
+declare -A PAIR_LINK PAIR_ENV
+pair_boots() {
+	local ka=$1 kb=$2 pa pb
+	planned "e2e-$ka" "$ka" && planned "e2e-$kb" "$kb" || return 0
+	[[ " $(plan_of "$ka") " == *" twohost "* ]] && [[ " $(plan_of "$kb") " == *" twohost "* ]] ||
+		return 0
+	read -r pa pb < <(python3 -c '
+import socket
+s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for x in s:
+    x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))') || return 0
+	PAIR_LINK[$ka]="udp=127.0.0.1:$pb,localaddr=127.0.0.1:$pa,ip4=10.78.0.1/24,ip6=fd78::1/64,mac=52:54:00:78:00:01"
+	PAIR_LINK[$kb]="udp=127.0.0.1:$pa,localaddr=127.0.0.1:$pb,ip4=10.78.0.2/24,ip6=fd78::2/64,mac=52:54:00:78:00:02"
+	PAIR_ENV[$ka]="SHCA_PAIR_ROLE=a SHCA_PAIR_PEER4=10.78.0.2 SHCA_PAIR_PEER6=fd78::2"
+	PAIR_ENV[$kb]="SHCA_PAIR_ROLE=b SHCA_PAIR_PEER4=10.78.0.1 SHCA_PAIR_PEER6=fd78::1"
+	echo "# two hosts: $ka (a, udp port $pa) <-> $kb (b, udp port $pb)"
 }
 
 kdir() { (eval "$(scripts/kernel-info.sh "$1")" && echo "$KDIR"); }
@@ -475,15 +507,19 @@ run_all() {
 	lanes+=($!)
 	collect
 	# vm-run's self-test (three short boots) runs only when its inputs
-	# changed, in the 6.12 lane.
-	local selftest=0
-	due vm-selftest "$(selftest_key)" && selftest=1
+	# changed, in a lane of its own.
+	if due vm-selftest "$(selftest_key)"; then
+		lane_run vm-selftest scripts/vm-run --selftest --kernel 6.1 >"$LOGS/lane-selftest.out" 2>&1 &
+		lanes+=($!)
+	fi
+	# The two stock boots start together: their first step, twohost, is
+	# one test across a wire between them.
+	pair_boots 6.1 6.12
 	if want e2e-6.1; then
 		vm_boot e2e-6.1 6.1 "$vm_tmo" >"$LOGS/lane-6.1.out" 2>&1 &
 		lanes+=($!)
 	fi
 	{
-		[ "$selftest" = 1 ] && lane_run vm-selftest scripts/vm-run --selftest --kernel 6.1
 		want e2e-6.12 && vm_boot e2e-6.12 6.12 "$vm_tmo"
 		planned e2e-6.12-pclmul 6.12-pclmul && vm_boot e2e-6.12-pclmul 6.12-pclmul "$vm_tmo"
 	} >"$LOGS/lane-6.12.out" 2>&1 &

@@ -8,6 +8,8 @@
 #                           suites' tools (perftest, pyverbs, fio, nft, ...),
 #                           DKMS, debootstrap and the test kernel's
 #                           build tools
+#   scripts/deps.sh bench   make bench: check's, plus iperf3 (the link's
+#                           own throughput beside the two-host column)
 #
 # linux-source-6.1 (140 MB), for checkpatch and the test kernel, is not
 # here: scripts/linux-source.sh installs it the first time it is needed.
@@ -21,7 +23,8 @@ python3-pyverbs fio libibverbs-dev librdmacm-dev dkms debootstrap nftables"
 case "${1:-check}" in
 demo) PKGS=$DEMO ;;
 check) PKGS=$CHECK ;;
-*) echo "usage: scripts/deps.sh [demo|check]" >&2; exit 2 ;;
+bench) PKGS="$CHECK iperf3" ;;
+*) echo "usage: scripts/deps.sh [demo|check|bench]" >&2; exit 2 ;;
 esac
 missing=()
 for p in $PKGS; do

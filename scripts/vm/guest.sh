@@ -6,7 +6,7 @@
 set -u
 CTL=/run/shca/ctl
 OUTD=/run/shca/out
-. $CTL/params        # KVER KFLAVOUR KMODROOT REPO TOPOLOGY
+. $CTL/params        # KVER KFLAVOUR KMODROOT REPO TOPOLOGY LINK_*
 . $CTL/params.bash   # CMD=(...) PASSENV=(...)
 
 say() { local up _; read -r up _ </proc/uptime; echo "vm-run[guest] ${up}s: $*"; }
@@ -65,6 +65,44 @@ if [ "$TOPOLOGY" = 1 ]; then
 	fi
 fi
 
+# --- the link to another VM (vm-run --link) ---------------------------------
+# link_up: the NIC with LINK_MAC becomes link0 in init_net, up, with its
+# addresses (IPv6 without DAD: the other host boots on its own clock).
+link_up() {
+	local d mac i nd=
+	modprobe virtio_net 2>/dev/null
+	for i in $(seq 50); do
+		for d in /sys/class/net/*; do
+			read -r mac <"$d/address" 2>/dev/null || continue
+			[ "$mac" = "$LINK_MAC" ] && nd=${d##*/} && break 2
+		done
+		sleep 0.2
+	done
+	[ -n "$nd" ] || return 1
+	# no DAD; the static addresses stay while the link is down (a test
+	# takes it down and up)
+	sysctl -qw "net.ipv6.conf.$nd.accept_dad=0" "net.ipv6.conf.$nd.keep_addr_on_down=1" 2>/dev/null
+	ip link set "$nd" name link0 || return 1
+	# a speed for ib_core's port attributes (virtio has none: a warning at
+	# every port query)
+	ethtool -s link0 speed 10000 duplex full 2>/dev/null
+	ip addr add "$LINK_IP4" dev link0 || return 1
+	if [ -n "$LINK_IP6" ]; then
+		ip -6 addr add "$LINK_IP6" dev link0 nodad || return 1
+	fi
+	ip link set link0 up
+}
+LINKENV=()
+if [ -n "${LINK_MAC:-}" ]; then
+	if link_up; then
+		say "link up: link0 $LINK_MAC $LINK_IP4 ${LINK_IP6:-}"
+		LINKENV=(SHCA_LINK_NETDEV=link0 SHCA_LINK_IP4="${LINK_IP4%/*}")
+		[ -n "$LINK_IP6" ] && LINKENV+=(SHCA_LINK_IP6="${LINK_IP6%/*}")
+	else
+		say "ERROR: no NIC with $LINK_MAC for the link (virtio_net)"
+	fi
+fi
+
 # --- run --------------------------------------------------------------------
 KL=/sys/kernel/debug/kmemleak
 [ -e $KL ] && echo clear >$KL 2>/dev/null   # report only leaks from here on
@@ -78,7 +116,7 @@ exec 3> >(exec tee "$OUTD/console.log")
 teepid=$!
 (
 	cd "$REPO" 2>/dev/null || cd /
-	exec setsid env -i "${PASSENV[@]}" \
+	exec setsid env -i "${PASSENV[@]}" "${LINKENV[@]}" \
 		PATH="$PATH" HOME=/root TMPDIR=/tmp LANG=C.UTF-8 TERM=dumb \
 		PYTHONUNBUFFERED=1 USER=root LOGNAME=root SHELL=/bin/bash \
 		SHCA_VM=1 SHCA_KFLAVOUR="$KFLAVOUR" SHCA_KVER="$KVER" SHCA_OUT="$OUTD" \

@@ -1,0 +1,196 @@
+#!/bin/bash
+# make bench's two-host column: two 6.12 VMs (scripts/vm-pair), one vCPU
+# each (one host core each), joined by QEMU's UDP socket link, and in that
+# one pair of boots:
+#
+#   link   the link's own throughput: iperf3 TCP (one stream) and UDP
+#          (unlimited rate: what reaches the receiver), a -> b, MB/s
+#   shca   shca <-> shca on the link
+#   rxe    rdma_rxe <-> rdma_rxe on the same link
+#
+# Rows: ib_write_bw, ib_send_bw, ib_read_bw at 4 KiB and 64 KiB with 1 and
+# 16 QPs (MB/s, perftest's average; client on a, server on b), and the
+# 2-byte RC round trip of ibv_rc_pingpong, polled and with -e (usec/iter).
+# Printed: each row's shca and rxe values, shca/rxe (bandwidth: >1 is
+# better for shca; round trip: <1), and each bandwidth row's share of the
+# link's UDP throughput.  The counters a lossless link keeps at 0
+# (resends, timeouts, drops) follow per column: this link loses frames
+# under load (Ethernet without flow control), so they are shown, not
+# asserted.  Timings are never asserted; a perftest run that gives up
+# with "Can't produce a report" (its r^2 check under TCG) runs again, at
+# most 3 tries, and never counts as a value.
+#
+# Environment: BENCH_TH_N_4K (2000), BENCH_TH_N_64K (500), BENCH_TH_Q16_4K
+# (200 per QP), BENCH_TH_Q16_64K (50 per QP), BENCH_TH_PP (1000 round
+# trips), BENCH_TH_LINK_S (5 s of iperf3), BENCH_OUT (build/bench; the
+# pair's logs in BENCH_OUT/twohost).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+if [ "${1:-}" != --in-vm ]; then
+	out=${BENCH_OUT:-$top/build/bench}/twohost
+	mkdir -p "$out"
+	export SHCA_TH_N_4K=${BENCH_TH_N_4K:-2000} SHCA_TH_N_64K=${BENCH_TH_N_64K:-500} \
+		SHCA_TH_Q16_4K=${BENCH_TH_Q16_4K:-200} SHCA_TH_Q16_64K=${BENCH_TH_Q16_64K:-50} \
+		SHCA_TH_PP=${BENCH_TH_PP:-1000} SHCA_TH_LINK_S=${BENCH_TH_LINK_S:-5}
+	command -v iperf3 >/dev/null ||
+		echo "# bench-twohost: no iperf3 on this host (scripts/deps.sh installs it): no link row" >&2
+	SHCA_VM_SMP=1 "$top/scripts/vm-pair" --a 6.12 --b 6.12 --timeout 5400 --out "$out" \
+		-- scripts/bench-twohost.sh --in-vm >"$out/pair.log" 2>&1
+	rc=$?
+	# the table is side a's
+	sed -n 's/^a| \(# bench-twohost: \)/\1/p; s/^a| \(TABLE \)/\1/p' "$out/pair.log" |
+		sed 's/^TABLE //'
+	grep -a '^[ab]| not ok' "$out/pair.log"
+	echo "# bench-twohost: logs in $out (pair.log: both sides' lines)"
+	exit $rc
+fi
+
+E2E_SUITE=bench-twohost
+. "$top/scripts/e2e/lib.sh"
+. "$top/scripts/e2e/benchlib.sh"
+ROLE=${SHCA_PAIR_ROLE:?} ND=${SHCA_LINK_NETDEV:?} ME4=${SHCA_LINK_IP4:?} ME6=${SHCA_LINK_IP6:?}
+PEER4=${SHCA_PAIR_PEER4:?} PEER6=${SHCA_PAIR_PEER6:?}
+DEV=bh0
+E2E_T=900
+. "$top/scripts/e2e/pairlib.sh"
+pair_mailbox
+declare -A V
+
+# th_val NAME WAIT SRVCMD CLICMD EXTRACT: a run (two_run: WAIT for the
+# server), client on a, server on b, up to 3 times until EXTRACT (a
+# function of the client's log) gives a figure; a tells b whether to run
+# again.  On a, VAL := the figure.
+th_val() {
+	local try again
+	VAL=
+	for try in 1 2 3; do
+		two_run "$1" b "$2" "$3" "$4"
+		if [ "$ROLE" = a ]; then
+			VAL=
+			[ "$CASE_RC" = 0 ] && VAL=$("$5" "$CASE_LOG")
+			again=no
+			[ -z "$VAL" ] && [ $try -lt 3 ] && again=yes
+			[ -z "$VAL" ] && echo "# bench-twohost: $1: try $try: rc $CASE_RC, no figure: $(gist "$CASE_LOG" 3)"
+			send_msg "again:$CASE_N:$again"
+		else
+			wait_msg "again:$CASE_N:" 600 || return 1
+			again=${MSG##*:}
+		fi
+		[ "$again" = yes ] || break
+	done
+	[ "$ROLE" = b ] || [ -n "$VAL" ]
+}
+
+# bw_rows COL: the perftest rows of column COL.
+bw_rows() {
+	local col=$1 t s q n args
+	for s in 4096 65536; do
+		for q in 1 16; do
+			case "$q/$s" in
+			16/4096) n=$SHCA_TH_Q16_4K ;;
+			16/*) n=$SHCA_TH_Q16_64K ;;
+			*/4096) n=$SHCA_TH_N_4K ;;
+			*) n=$SHCA_TH_N_64K ;;
+			esac
+			for t in write send read; do
+				args="-d $DEV -x $GI4 -F -s $s -n $n -q $q"
+				[ "$q" = 16 ] && args+=" -Q $(cq_mod_for "$n")"
+				th_val "$col ib_${t}_bw $((s / 1024))KiB -q $q -n $n" tcp:18515 \
+					"ib_${t}_bw $args" "ib_${t}_bw $args $PEER4" bw_val &&
+					V[$col,${t}_$((s / 1024))k_q$q]=$VAL
+			done
+		done
+	done
+}
+
+# rtt_rows COL: the 2-byte round trips, polled and event-driven.
+rtt_rows() {
+	local col=$1 m opt
+	for m in poll event; do
+		[ "$m" = event ] && opt=-e || opt=
+		th_val "$col ibv_rc_pingpong 2B $m" tcp:18515 \
+			"ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n $SHCA_TH_PP $opt" \
+			"ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n $SHCA_TH_PP $opt $PEER4" rtt_val &&
+			V[$col,rtt_$m]=$VAL
+	done
+}
+
+# iperf_val LOG: the receiver's rate of an iperf3 run, in MB/s.
+iperf_val() {
+	awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^[KMG]bits\/sec$/) {
+		v = $i; u = $(i + 1) } }
+	     END { if (v == "") exit; f = (u ~ /^G/) ? 1000 : (u ~ /^K/) ? 0.001 : 1
+		printf "%.1f", v * f / 8 }' "$1"
+}
+
+# link_rows: iperf3 a -> b, TCP and UDP.
+link_rows() {
+	command -v iperf3 >/dev/null || return 0
+	th_val "link TCP" tcp:5201 "iperf3 -s -1 -B $ME4" "iperf3 -c $PEER4 -t $SHCA_TH_LINK_S -f m" iperf_val &&
+		V[link,tcp]=$VAL
+	th_val "link UDP" tcp:5201 "iperf3 -s -1 -B $ME4" "iperf3 -c $PEER4 -u -b 0 -l 1400 -t $SHCA_TH_LINK_S -f m" \
+		iperf_val && V[link,udp]=$VAL
+}
+
+# loss counters of this side's device, summed with the other side's in the
+# table: shca's resends, timeouts and drops; rxe's resends and duplicates
+LOSS="rc_retransmits rc_timeouts rx_dropped completer_retry_err duplicate_request"
+declare -A L0
+loss_mark() {
+	local n
+	for n in $LOSS; do hw_stat_read "L0[$n]" "$DEV" "$n"; done
+}
+loss_take() {
+	local n v out=
+	for n in $LOSS; do
+		hw_stat_read v "$DEV" "$n"
+		[ -n "$v" ] && out+=" $n +$((v - ${L0[$n]:-0}))"
+	done
+	echo "# bench-twohost: $1: $ROLE's $DEV through the column:$out"
+}
+
+column() {
+	PH=$1
+	if dev_up "$1"; then
+		echo "# bench-twohost: $1 on $ND up (GID $GI4)"
+	else
+		echo "# bench-twohost: $1 on $ND failed: $(rdma link show 2>&1 | tr '\n' ' ')"
+	fi
+	barrier "$1" || return 1
+	loss_mark
+	# a warm-up pingpong whose figure is not kept
+	two_run "$1 warm-up" b tcp:18515 "ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n 100" \
+		"ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n 100 $PEER4"
+	bw_rows "$1"
+	rtt_rows "$1"
+	loss_take "$1"
+	barrier "$1-end"
+	dev_down
+}
+
+barrier hello 600 || { echo "# bench-twohost: the other side never answered"; exit 1; }
+link_rows
+column shca
+column rxe
+barrier bye 120
+[ "$ROLE" = a ] || exit 0
+
+# the table
+row() { printf 'TABLE %-30s %10s %10s %9s %9s\n' "$@"; }
+row "" shca rxe shca/rxe "shca/UDP"
+for s in 4 64; do
+	for q in 1 16; do
+		for t in write send read; do
+			k=${t}_${s}k_q$q
+			row "ib_${t}_bw ${s} KiB -q $q (MB/s)" "${V[shca,$k]:--}" "${V[rxe,$k]:--}" \
+				"$(ratio "${V[shca,$k]:-}" "${V[rxe,$k]:-}")" \
+				"$(ratio "${V[shca,$k]:-}" "${V[link,udp]:-}")"
+		done
+	done
+done
+for m in poll event; do
+	row "RC round trip 2 B $m (usec)" "${V[shca,rtt_$m]:--}" "${V[rxe,rtt_$m]:--}" \
+		"$(ratio "${V[shca,rtt_$m]:-}" "${V[rxe,rtt_$m]:-}")" ""
+done
+row "link TCP, UDP (MB/s)" "${V[link,tcp]:--}" "${V[link,udp]:--}" "" ""
