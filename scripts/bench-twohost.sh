@@ -52,7 +52,7 @@ E2E_SUITE=bench-twohost
 ROLE=${SHCA_PAIR_ROLE:?} ND=${SHCA_LINK_NETDEV:?} ME4=${SHCA_LINK_IP4:?} ME6=${SHCA_LINK_IP6:?}
 PEER4=${SHCA_PAIR_PEER4:?} PEER6=${SHCA_PAIR_PEER6:?}
 DEV=bh0
-E2E_T=900
+E2E_T=300
 . "$top/scripts/e2e/pairlib.sh"
 pair_mailbox
 declare -A V
