@@ -20,6 +20,12 @@
 # with "Can't produce a report" (its r^2 check under TCG) runs again, at
 # most 3 tries, and never counts as a value.
 #
+# BENCH_TH_PROF=1 runs both VMs under the qprof QEMU (scripts/vm/qprof:
+# instruction counts per kernel function, which the host's load does not
+# move) and profiles the ib_write_bw 64 KiB 1-QP run of each column on
+# each side: BENCH_OUT/twohost/prof-COL-SIDE.txt, per KiB moved (a
+# repeated try is counted in, and said).
+#
 # Environment: BENCH_TH_N_4K (2000), BENCH_TH_N_64K (500), BENCH_TH_Q16_4K
 # (200 per QP), BENCH_TH_Q16_64K (50 per QP), BENCH_TH_PP (1000 round
 # trips), BENCH_TH_LINK_S (5 s of iperf3), BENCH_OUT (build/bench; the
@@ -32,7 +38,11 @@ if [ "${1:-}" != --in-vm ]; then
 	mkdir -p "$out"
 	export SHCA_TH_N_4K=${BENCH_TH_N_4K:-2000} SHCA_TH_N_64K=${BENCH_TH_N_64K:-500} \
 		SHCA_TH_Q16_4K=${BENCH_TH_Q16_4K:-200} SHCA_TH_Q16_64K=${BENCH_TH_Q16_64K:-50} \
-		SHCA_TH_PP=${BENCH_TH_PP:-1000} SHCA_TH_LINK_S=${BENCH_TH_LINK_S:-5}
+		SHCA_TH_PP=${BENCH_TH_PP:-1000} SHCA_TH_LINK_S=${BENCH_TH_LINK_S:-5} \
+		SHCA_TH_PROF=${BENCH_TH_PROF:-0}
+	if [ "$SHCA_TH_PROF" = 1 ]; then
+		export SHCA_VM_QEMU=$top/scripts/vm/qprof/qemu-qprof QPROF_DIR=1
+	fi
 	command -v iperf3 >/dev/null ||
 		echo "# bench-twohost: no iperf3 on this host (scripts/deps.sh installs it): no link row" >&2
 	SHCA_VM_SMP=1 "$top/scripts/vm-pair" --a 6.12 --b 6.12 --timeout 5400 --out "$out" \
@@ -42,6 +52,15 @@ if [ "${1:-}" != --in-vm ]; then
 	sed -n 's/^a| \(# bench-twohost: \)/\1/p; s/^a| \(TABLE \)/\1/p' "$out/pair.log" |
 		sed 's/^TABLE //'
 	grep -a '^[ab]| not ok' "$out/pair.log"
+	if [ "$SHCA_TH_PROF" = 1 ]; then
+		for side in a b; do
+			"$top/scripts/vm/qprof/qprof-report" "$out/$side" snap.0 snap.1 --top 30 \
+				--per $((SHCA_TH_N_64K * 64)) >"$out/prof-shca-$side.txt" 2>&1
+			"$top/scripts/vm/qprof/qprof-report" "$out/$side" snap.2 snap.3 --top 30 \
+				--per $((SHCA_TH_N_64K * 64)) >"$out/prof-rxe-$side.txt" 2>&1
+		done
+		echo "# bench-twohost: profiles per KiB of ib_write_bw 64 KiB -q 1 in $out/prof-{shca,rxe}-{a,b}.txt"
+	fi
 	echo "# bench-twohost: logs in $out (pair.log: both sides' lines)"
 	exit $rc
 fi
@@ -60,11 +79,12 @@ declare -A V
 # th_val NAME WAIT SRVCMD CLICMD EXTRACT: a run (two_run: WAIT for the
 # server), client on a, server on b, up to 3 times until EXTRACT (a
 # function of the client's log) gives a figure; a tells b whether to run
-# again.  On a, VAL := the figure.
+# again.  On a, VAL := the figure; TRIES := the runs it took.
 th_val() {
 	local try again
 	VAL=
 	for try in 1 2 3; do
+		TRIES=$try
 		two_run "$1" b "$2" "$3" "$4"
 		if [ "$ROLE" = a ]; then
 			VAL=
@@ -82,6 +102,13 @@ th_val() {
 	[ "$ROLE" = b ] || [ -n "$VAL" ]
 }
 
+# qsnap: a qprof snapshot (scripts/vm/qprof/README.md): the next
+# snap.N in this side's out directory.
+qsnap() {
+	touch "$SHCA_OUT/qprof.trig"
+	wait_for 120 eval "! test -e $SHCA_OUT/qprof.trig"
+}
+
 # bw_rows COL: the perftest rows of column COL.
 bw_rows() {
 	local col=$1 t s q n args
@@ -96,9 +123,13 @@ bw_rows() {
 			for t in write send read; do
 				args="-d $DEV -x $GI4 -F -s $s -n $n -q $q"
 				[ "$q" = 16 ] && args+=" -Q $(cq_mod_for "$n")"
+				prof=0
+				[ "$SHCA_TH_PROF" = 1 ] && [ "$t/$s/$q" = write/65536/1 ] && prof=1
+				[ $prof = 1 ] && qsnap
 				th_val "$col ib_${t}_bw $((s / 1024))KiB -q $q -n $n" tcp:18515 \
 					"ib_${t}_bw $args" "ib_${t}_bw $args $PEER4" bw_val &&
 					V[$col,${t}_$((s / 1024))k_q$q]=$VAL
+				[ $prof = 1 ] && qsnap && echo "# bench-twohost: $col: profiled run took $TRIES tries"
 			done
 		done
 	done
@@ -170,6 +201,7 @@ column() {
 }
 
 barrier hello 600 || { echo "# bench-twohost: the other side never answered"; exit 1; }
+[ "${SHCA_TH_PROF:-0}" = 1 ] && cat /proc/kallsyms >"$SHCA_OUT/kallsyms"
 link_rows
 column shca
 column rxe
