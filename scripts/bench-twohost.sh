@@ -189,6 +189,9 @@ column() {
 		echo "# bench-twohost: $1 on $ND failed: $(rdma link show 2>&1 | tr '\n' ' ')"
 	fi
 	barrier "$1" || return 1
+	# the symbols with the column's module loaded (shca stays loaded
+	# through rxe's column, so the last copy has both)
+	[ "$SHCA_TH_PROF" = 1 ] && cat /proc/kallsyms >"$SHCA_OUT/kallsyms"
 	loss_mark
 	# a warm-up pingpong whose figure is not kept
 	two_run "$1 warm-up" b tcp:18515 "ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n 100" \
@@ -201,7 +204,6 @@ column() {
 }
 
 barrier hello 600 || { echo "# bench-twohost: the other side never answered"; exit 1; }
-[ "${SHCA_TH_PROF:-0}" = 1 ] && cat /proc/kallsyms >"$SHCA_OUT/kallsyms"
 link_rows
 column shca
 column rxe
