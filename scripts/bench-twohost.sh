@@ -18,7 +18,8 @@
 # under load (Ethernet without flow control), so they are shown, not
 # asserted.  Timings are never asserted; a perftest run that gives up
 # with "Can't produce a report" (its r^2 check under TCG) runs again, at
-# most 3 tries, and never counts as a value.
+# most 3 tries, and never counts as a value; a run that hangs (killed
+# after 300 s) is not tried again.
 #
 # BENCH_TH_PROF=1 runs both VMs under the qprof QEMU (scripts/vm/qprof:
 # instruction counts per kernel function, which the host's load does not
@@ -89,8 +90,10 @@ th_val() {
 		if [ "$ROLE" = a ]; then
 			VAL=
 			[ "$CASE_RC" = 0 ] && VAL=$("$5" "$CASE_LOG")
+			# again only for a run that ended without a figure
+			# (perftest's r^2 check under TCG), not for a hang
 			again=no
-			[ -z "$VAL" ] && [ $try -lt 3 ] && again=yes
+			[ -z "$VAL" ] && [ $try -lt 3 ] && [ "$CASE_RC" != 124 ] && again=yes
 			[ -z "$VAL" ] && echo "# bench-twohost: $1: try $try: rc $CASE_RC, no figure: $(gist "$CASE_LOG" 3)"
 			send_msg "again:$CASE_N:$again"
 		else
