@@ -5,7 +5,7 @@
  * A RoCE v2 packet whose destination address belongs to a shca device of
  * this host (the sender's own netdev, reached over loopback, or the peer
  * of a veth pair, in another namespace) is handed to that device's
- * receive demux (recv.c) directly: no IP stack, no UDP socket, no ICRC.
+ * receive demux (rx_demux.c) directly: no IP stack, no UDP socket, no ICRC.
  * The packet is otherwise the same one the wire would carry (BTH and
  * the rest, IP and UDP headers for the GRH of a UD receive), so the
  * engines run exactly the same code on both paths: PSNs, ACKs, NAKs,

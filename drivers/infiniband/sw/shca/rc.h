@@ -4,7 +4,7 @@
  *
  * Split of work:
  *  - rc_req.c  requester and completer (struct shca_req in rc_req.h).
- *    Runs only inside SQ engine runs (engine.c: qp->sq_work, a user
+ *    Runs only inside SQ engine runs (sq_engine.c: qp->sq_work, a user
  *    doorbell in the posting thread, rq_work catching up), serialised by
  *    qp->sq_engine: new WQEs from the SQ ring, response packets from
  *    qp->comp_queue (ACK, NAK, READ responses, atomic ACKs) and timer
@@ -12,12 +12,12 @@
  *    there, so the requester state needs no other lock but for the queue
  *    of internal operations (req.iop_lock).
  *  - rc_resp.c responder (struct shca_resp in rc_resp.h).  Runs only
- *    inside RQ engine runs (rq.c: qp->rq_work, or a same-host sender
+ *    inside RQ engine runs (rx_engine.c: qp->rq_work, or a same-host sender
  *    executing its request inline), serialised by qp->rq_engine, on
  *    request packets from qp->rx_queue; it owns the RQ consumer index and
  *    sends ACKs, NAKs, READ responses and atomic ACKs itself.
  *
- * Packet steering (recv.c, softirq or the direct path): a packet whose
+ * Packet steering (rx_demux.c, softirq or the direct path): a packet whose
  * opcode is not of the QP's transport is dropped; SHCA_OPF_RESP opcodes
  * go to comp_queue and kick sq_work, everything else to rx_queue and
  * kicks rq_work.  Every
@@ -77,8 +77,5 @@ void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 void shca_resp_stop(struct shca_qp *qp);
 void shca_resp_fini(struct shca_qp *qp);
 bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb);
-
-/* sq.c: the route of a connected QP's packets (from qp->av, av_lock). */
-int shca_qp_path(struct shca_qp *qp, struct shca_path *path);
 
 #endif /* SHCA_RC_H */

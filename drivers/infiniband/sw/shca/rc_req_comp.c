@@ -417,7 +417,7 @@ bool shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb)
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return false;	/* nothing outstanding to answer */
-	/* rq.c let only responses of the QP's own transport through */
+	/* rx_demux.c let only responses of the QP's own transport through */
 	if (!shca_qp_is_reliable(qp->ibqp.qp_type) ||
 	    shca_wire_parse(skb->data + cb->bth_off, cb->blen, &pkt)) {
 		shca_comp_bad(qp);

@@ -4,7 +4,7 @@
  *
  * Everything here runs in the RQ engine (process context, qp->rq_engine
  * held: rq_work, or a same-host sender executing its request inline,
- * rq.c), never concurrently with itself, so struct shca_resp needs no
+ * rx_engine.c), never concurrently with itself, so struct shca_resp needs no
  * lock of its own; the only exception is the RTR handover in
  * shca_resp_modify() (see rc_resp.h).
  *
@@ -40,7 +40,7 @@
 #include "shca.h"
 #include "direct.h"
 #include "roce.h"
-#include "rq.h"
+#include "rwqe.h"
 #include "tm.h"
 #include "wire.h"
 #include "hold_logic.h"
@@ -1584,7 +1584,7 @@ static void shca_resp_cleanup(struct shca_qp *qp, bool flush)
  * SHCA_RESP_ACK_DELAY_NS unless an ACK goes out before.
  * In the error or reset state, releases what the responder holds; a
  * receive WQE in use is completed with a flush error
- * before rq.c flushes the rest of the RQ.
+ * before rx_engine.c flushes the rest of the RQ.
  *
  * Context: RQ engine.
  * Return: true if responses are left and rq_work must run again.

@@ -58,7 +58,7 @@
 
 #include "shca.h"
 #include "raw.h"
-#include "rq.h"
+#include "rwqe.h"
 #include "rss_logic.h"
 #include "rwq.h"
 
