@@ -12,6 +12,12 @@
 
 #include "shca.h"
 
+/*
+ * Runs the per-QP engines (SQ and RQ work items); the module allocates
+ * and destroys it (main.c).
+ */
+struct workqueue_struct *shca_wq;
+
 static void shca_qp_release(struct kref *ref)
 {
 	complete(&container_of(ref, struct shca_qp, ref)->freed);

@@ -88,6 +88,11 @@ void shca_req_disarm_hold(struct shca_qp *qp);
 int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
 		       u64 off, struct shca_sge_cursor *cur);
 
+/* rc_req_fetch.c */
+bool shca_req_iop_queued(struct shca_req *req);
+enum shca_req_src shca_req_src(struct shca_qp *qp);
+struct shca_req_wqe *shca_req_fetch(struct shca_qp *qp);
+
 /* rc_req_comp.c */
 bool shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb);
 void shca_comp_rerun(struct shca_qp *qp);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca: the RX engine of every QP type: each packet queued on a QP meets
- * its receive WQE here (UD, GSI), or its responder (RC/UC/XRC).
+ * its receive WQE here (UD, GSI), its responder (RC/UC/XRC, rc_resp.c)
+ * or raw.c (RAW_PACKET).
  *
  * rx_demux.c queues each checked packet on its QP (the skb holds a QP
  * reference).  The RQ engine then matches each packet with a receive WQE,

@@ -482,11 +482,6 @@ static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
 	return container_of(ibdev, struct shca_dev, ibdev);
 }
 
-static inline struct shca_ucontext *to_suctx(struct ib_ucontext *ibuctx)
-{
-	return container_of(ibuctx, struct shca_ucontext, ibuctx);
-}
-
 static inline struct shca_pd *to_spd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct shca_pd, ibpd);
@@ -642,7 +637,7 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 enum ib_mtu shca_active_mtu(struct shca_dev *sdev);
 enum ib_port_state shca_port_state(struct shca_dev *sdev);
 
-/* main.c */
+/* main.c allocates them; qp_ref.c and cq.c define them */
 extern struct workqueue_struct *shca_wq;
 extern struct workqueue_struct *shca_comp_wq;
 

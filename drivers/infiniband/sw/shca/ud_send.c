@@ -267,6 +267,7 @@ bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
 	struct shca_ring *ring = &qp->sq.ring;
 	u32 prod;
 
+	lockdep_assert_held(&qp->sq_engine);
 	/* pairs with the producer's release of prod after writing WQEs */
 	prod = smp_load_acquire(&ring->ctl->prod);
 	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries)) {
@@ -321,6 +322,7 @@ bool shca_sq_pending(struct shca_qp *qp)
 	u32 prod = smp_load_acquire(&ring->ctl->prod);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
+	lockdep_assert_held(&qp->sq_engine);
 	return prod != ring->kcons && !READ_ONCE(qp->dying) &&
 	       shca_ring_idx_valid(prod, ring->kcons, ring->entries) &&
 	       (state == IB_QPS_RTS || state == IB_QPS_ERR);
