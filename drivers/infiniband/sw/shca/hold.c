@@ -25,7 +25,7 @@
  * not a count.
  * Context: any.
  */
-bool shca_rx_backlog_busy(void)
+static bool shca_rx_backlog_busy(void)
 {
 	struct softnet_data *sd;
 	int cpu;

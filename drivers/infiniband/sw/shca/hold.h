@@ -26,6 +26,5 @@ bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *ht,
 bool shca_reorder_hold_keep(struct shca_qp *qp,
 			    const struct shca_hold_time *ht,
 			    struct sk_buff_head *queue);
-bool shca_rx_backlog_busy(void);
 
 #endif /* SHCA_HOLD_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * shca: RC/UC requester state: the requester (rc_req.c) and its completer
- * (rc_req_comp.c).
+ * shca: RC/UC requester state: the requester (rc_req.c, rc_req_fetch.c)
+ * and its completer (rc_req_comp.c).
  */
 #ifndef SHCA_RC_REQ_H
 #define SHCA_RC_REQ_H

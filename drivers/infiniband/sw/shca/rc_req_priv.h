@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * shca: requester internals shared by rc_req.c (sending, timers, WQE
- * life cycle) and rc_req_comp.c (the completer).  Everything here runs
- * in SQ engine runs only (qp->sq_engine held).
+ * life cycle), rc_req_fetch.c (copying WQEs into shadows) and
+ * rc_req_comp.c (the completer).  Everything here runs in SQ engine runs
+ * only (qp->sq_engine held).
  */
 #ifndef SHCA_RC_REQ_PRIV_H
 #define SHCA_RC_REQ_PRIV_H

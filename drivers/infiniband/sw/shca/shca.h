@@ -691,7 +691,6 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
-struct shca_mr *shca_mr_get_index(struct shca_dev *sdev, u32 key);
 void shca_mr_put(struct shca_mr *mr);
 int shca_frmr_reg(struct shca_qp *qp, const struct shca_wqe_reg_mr *reg);
 int shca_mr_invalidate(struct shca_qp *qp, u32 key);
@@ -718,6 +717,14 @@ struct shca_sge_cursor {
 int shca_sge_total(const struct shca_sge *sge, u32 num_sge, u64 *total);
 int shca_cursor_copy(struct shca_sge_cursor *cur, void *buf, u32 len,
 		     bool to_mr);
+/* remote (R_Key) access */
+int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
+		 struct shca_mr **mrp);
+int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len,
+		  bool to_mr);
+int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
+		    u64 compare, u64 *orig);
+int shca_rmr_atomic_write(struct shca_mr *mr, u64 va, u64 val);
 
 /* cq.c */
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
