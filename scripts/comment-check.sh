@@ -36,8 +36,18 @@ import subprocess
 import sys
 
 DRV = "drivers/infiniband/sw/shca"
-files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"],
-                       capture_output=True, text=True, check=True).stdout.split()
+try:
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"],
+                           capture_output=True, text=True,
+                           check=True).stdout.split()
+except (OSError, subprocess.CalledProcessError):
+    # no git checkout: the source folders, without build output
+    files = []
+    for root in ('drivers', 'kunit', 'include', 'providers', 'scripts',
+                 'Documentation'):
+        for d, dirs, names in os.walk(root):
+            dirs[:] = [x for x in dirs if x != 'build']
+            files += [os.path.join(d, n) for n in names]
 files = [f for f in files if os.path.isfile(f)]
 
 COMMENT = re.compile(r'/\*.*?\*/|//[^\n]*', re.S)
