@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * KUnit: the RC requester's pure decisions (rc_req.c) - retransmit
+ * KUnit: the RC requester's pure decisions (rc_req_logic.h) - retransmit
  * timeout, RNR timer table, retry accounting, ACK ranges, AETH
  * syndromes, segmentation, the adaptive send window and where the next
  * shadow WQE comes from.
@@ -8,7 +8,7 @@
 #include <kunit/test.h>
 #include <linux/time64.h>
 
-#include "rc_req.h"
+#include "rc_req_logic.h"
 
 static void shca_rc_test_rto(struct kunit *test)
 {

@@ -478,6 +478,7 @@ run_all() {
 	local checkpatch_pid=
 	stage deps scripts/deps.sh
 	stage readme-check scripts/readme-check.sh
+	stage comment-check scripts/comment-check.sh
 	bg build-6.1 build_module 6.1
 	bg build-6.12 build_module 6.12
 	bg provider provider

@@ -2,7 +2,7 @@
 /*
  * shca: completion queues.
  *
- * A CQ is a ring of struct shca_cqe.  The kernel (the future engine) is
+ * A CQ is a ring of struct shca_cqe.  The kernel (the engines) is
  * the only producer and keeps its producer index in ring.kprod.  The
  * consumer is userspace for user CQs and shca_poll_cq() for kernel CQs
  * (ring.kcons).  A user CQ's consumer index is read from shared memory
@@ -47,6 +47,12 @@
 
 #include "shca.h"
 #include "cq_logic.h"
+
+/*
+ * Runs the completion events (shca_cq_comp_work()); the module allocates
+ * and destroys it (main.c).
+ */
+struct workqueue_struct *shca_comp_wq;
 
 static int shca_cq_check_cqe(struct ib_device *ibdev, int cqe)
 {

@@ -15,34 +15,13 @@
  */
 #define SHCA_DIRECT_SEG		31744
 
-#include "hold_logic.h"
-
-/*
- * A packet after a gap from a peer on this host may wait for the packet
- * that fills it, overtaken on the way (rc_resp.c, "Reordering"): for
- * SHCA_REORDER_MIN_NS, then while a receive backlog or the QP's queue
- * holds packets, or its peer's packets are counted on their way,
- * SHCA_REORDER_HOLD_NS at most since ePSN or una last moved (a
- * ksoftirqd behind busy engines has no bound on its delay; the longest
- * hold stays below perftest's retransmit timeout, 14: 67 ms); past its
- * minimum the hold is looked at again every SHCA_REORDER_CHECK_NS.
- */
-#define SHCA_REORDER_MIN_NS	(4 * NSEC_PER_MSEC)
-#define SHCA_REORDER_HOLD_NS	(50 * NSEC_PER_MSEC)
-#define SHCA_REORDER_CHECK_NS	(500 * NSEC_PER_USEC)
-
 bool shca_dev_is_veth(const struct net_device *dev);
 bool shca_way_watched(const struct dst_entry *dst, bool ipv4);
 bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path,
 			bool replies, struct shca_direct_memo *memo);
 int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		     struct sk_buff *skb);
-bool shca_direct_dest_holds(struct shca_qp *qp);
-bool shca_reorder_hold(struct shca_qp *qp, struct shca_hold_time *ht,
-		       u32 held, bool running, bool nak_sent);
-bool shca_reorder_hold_keep(struct shca_qp *qp,
-			    const struct shca_hold_time *ht,
-			    struct sk_buff_head *queue);
-bool shca_rx_backlog_busy(void);
+struct shca_qp *shca_direct_peer_qp(struct shca_qp *qp,
+				    struct shca_dev **peerp);
 
 #endif /* SHCA_DIRECT_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * shca: when an idle SQ engine lingers (engine.c), as a pure function.
+ * shca: when an idle SQ engine lingers (sq_engine.c), as a pure function.
  * KUnit: kunit/shca_kunit_engine.c.
  *
  * An RC/UC engine with nothing left to do may stay "active" for one more

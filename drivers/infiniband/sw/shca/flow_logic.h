@@ -200,11 +200,6 @@ enum {
 	SHCA_FLOW_HAS_L4 = 1 << 3,
 };
 
-static inline bool shca_flow_mask_zero(const void *m, size_t n)
-{
-	return !memchr_inv(m, 0, n);
-}
-
 static inline int shca_flow_eth(const struct ib_flow_spec_eth *s,
 				struct shca_flow_match *m)
 {

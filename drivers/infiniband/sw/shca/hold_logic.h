@@ -3,7 +3,7 @@
  * shca: the pure decisions of holding a packet that arrived after a gap,
  * the responder's requests (rc_resp.c) and the requester's responses
  * (rc_req_comp.c), while the packet that fills the gap may still be on
- * its way on this host (direct.c, shca_reorder_hold_ns()).
+ * its way on this host (hold.c, shca_reorder_hold()).
  * kunit/shca_kunit_resp.c tests these exact functions.
  */
 #ifndef SHCA_HOLD_LOGIC_H

@@ -165,7 +165,7 @@ static void shca_icrc_mask(u8 *ph, size_t ip_hlen)
  *
  * Return: the offset of the first byte after the BTH, or -EINVAL.
  */
-int shca_icrc_hdr(const void *ip, size_t len, u32 *crc, size_t *end)
+static int shca_icrc_hdr(const void *ip, size_t len, u32 *crc, size_t *end)
 {
 	u8 ph[SHCA_ICRC_PSEUDO_MAX] __aligned(8);
 	struct shca_icrc_layout lo;

@@ -41,10 +41,6 @@ static DEFINE_IDA(shca_dev_ida);
 
 static const struct ib_device_ops shca_dev_ops;
 
-/* Runs the per-QP engines (SQ and RQ work items). */
-struct workqueue_struct *shca_wq;
-struct workqueue_struct *shca_comp_wq;
-
 /*
  * The driver-owned device, its instance number and its ring memory
  * (charge.c): every charged chunk holds a reference, so the count lives

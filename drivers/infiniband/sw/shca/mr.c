@@ -399,6 +399,28 @@ static bool shca_frmr_reg_ok(struct shca_qp *qp, struct shca_mr *mr,
 }
 
 /**
+ * shca_mr_get_index - look up an MR by the index part of @key only
+ * @sdev: device
+ * @key: key from a WQE or packet (untrusted); the key byte is ignored
+ *
+ * For operations that change the key or the state (REG_MR, LOCAL_INV):
+ * the caller checks what it needs under mr->lock.
+ * Context: process (the engines).
+ * Return: the MR with a reference held, or NULL.
+ */
+static struct shca_mr *shca_mr_get_index(struct shca_dev *sdev, u32 key)
+{
+	struct shca_mr *mr;
+
+	xa_lock(&sdev->mrs);
+	mr = xa_load(&sdev->mrs, key >> 8);
+	if (mr && !kref_get_unless_zero(&mr->ref))
+		mr = NULL;
+	xa_unlock(&sdev->mrs);
+	return mr;
+}
+
+/**
  * shca_frmr_reg - execute IB_WR_REG_MR
  * @qp: the kernel QP it was posted on
  * @reg: the WQE fields
@@ -481,28 +503,6 @@ struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 	mr = xa_load(&sdev->mrs, key >> 8);
 	if (mr && (READ_ONCE(mr->key) != key || !READ_ONCE(mr->valid) ||
 		   !kref_get_unless_zero(&mr->ref)))
-		mr = NULL;
-	xa_unlock(&sdev->mrs);
-	return mr;
-}
-
-/**
- * shca_mr_get_index - look up an MR by the index part of @key only
- * @sdev: device
- * @key: key from a WQE or packet (untrusted); the key byte is ignored
- *
- * For operations that change the key or the state (REG_MR, LOCAL_INV):
- * the caller checks what it needs under mr->lock.
- * Context: process (the engines).
- * Return: the MR with a reference held, or NULL.
- */
-struct shca_mr *shca_mr_get_index(struct shca_dev *sdev, u32 key)
-{
-	struct shca_mr *mr;
-
-	xa_lock(&sdev->mrs);
-	mr = xa_load(&sdev->mrs, key >> 8);
-	if (mr && !kref_get_unless_zero(&mr->ref))
 		mr = NULL;
 	xa_unlock(&sdev->mrs);
 	return mr;

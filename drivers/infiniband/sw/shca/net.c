@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: RoCE v2 transport sockets and IP/UDP encapsulation.
+ * shca: RoCE v2 transport sockets, routing (shca_path_resolve(), and a
+ * connected QP's cached route, shca_qp_path()) and IP/UDP encapsulation.
  *
  * One pair of UDP tunnel sockets (IPv4 and IPv6, port 4791) exists per
  * network namespace that holds at least one shca device.  The pairs live
@@ -19,7 +20,7 @@
  * its packets can overtake the ones it left in another CPU's backlog;
  * small packets (ACKs, short messages), and those of a conversing
  * consumer whose request its own thread then executes at a destination
- * on this host (recv.c, shca_rx_catch_begin()), go out inline while
+ * on this host (rx_demux.c, shca_rx_catch_begin()), go out inline while
  * nothing is queued, so a round trip takes no extra hop.  Over a link
  * inside the host that nothing observes, tx_work sends runs of one
  * flow's packets as UDP GSO datagrams (shca_tx_take(), gso_logic.h).
@@ -392,7 +393,7 @@ static void shca_tx_kick(struct shca_dev *sdev)
 
 /*
  * Send a datagram in this thread, watching for what comes back up this
- * host's stack meanwhile (recv.c, shca_rx_catch_begin()): responses for
+ * host's stack meanwhile (rx_demux.c, shca_rx_catch_begin()): responses for
  * the engine run of this thread, and with @want_req a request left in
  * @inl.  From a softirq, or with BHs disabled, nothing can come back
  * inside the send, and nothing is watched.
@@ -667,6 +668,89 @@ int shca_path_resolve(struct shca_dev *sdev, const union ib_gid *sgid,
 		memcpy(&path->daddr.v6, dgid->raw, sizeof(path->daddr.v6));
 	}
 	return shca_path_route(dev_net(sdev->ndev), sdev->ndev, path);
+}
+
+/* The UDP source port of a QP's packets: a flow hash of the QP pair. */
+__be16 shca_path_sport(u32 qpn, u32 dqpn)
+{
+	return htons(0xc000 | (jhash_2words(qpn, dqpn, 0) & 0x3fff));
+}
+
+/*
+ * The cached route of a connected QP to @dgid, if still valid: the
+ * source address comes with it.
+ * Return: true on a hit (path->dst held).
+ */
+static bool shca_qp_path_cached(struct shca_qp *qp, const union ib_gid *dgid,
+				struct shca_path *path)
+{
+	struct rtable *rt;
+
+	path->ipv4 = shca_gid_is_v4mapped(dgid);
+	path->dst = NULL;
+	local_bh_disable();	/* the cache is per CPU */
+	if (path->ipv4) {
+		rt = dst_cache_get_ip4(&qp->dst_cache, &path->saddr.v4);
+		if (rt)
+			path->dst = &rt->dst;
+		path->daddr.v4 = shca_gid_to_ipv4(dgid);
+#if IS_ENABLED(CONFIG_IPV6)
+	} else {
+		path->dst = dst_cache_get_ip6(&qp->dst_cache,
+					      &path->saddr.v6);
+		memcpy(&path->daddr.v6, dgid->raw, sizeof(path->daddr.v6));
+#endif
+	}
+	local_bh_enable();
+	return path->dst;
+}
+
+/* Remember a resolved route of a connected QP. */
+static void shca_qp_path_cache(struct shca_qp *qp, struct shca_path *path)
+{
+	local_bh_disable();
+	if (path->ipv4)
+		dst_cache_set_ip4(&qp->dst_cache, path->dst, path->saddr.v4);
+#if IS_ENABLED(CONFIG_IPV6)
+	else
+		dst_cache_set_ip6(&qp->dst_cache, path->dst, &path->saddr.v6);
+#endif
+	local_bh_enable();
+}
+
+/**
+ * shca_qp_path - route a packet of a connected (RC/UC/XRC) QP
+ * @qp: QP past RTR; its primary path is in qp->av
+ * @path: filled in; path->dst is held and consumed by shca_skb_xmit()
+ *
+ * The packet goes from the path's local GID (the sgid that modify_qp
+ * stored) to its remote one.  The route and source address are cached
+ * per QP (qp->dst_cache, reset when the address vector changes; a route
+ * change invalidates it too).
+ * Context: process (an engine work item).
+ * Return: 0, or a negative errno if there is no route.
+ */
+int shca_qp_path(struct shca_qp *qp, struct shca_path *path)
+{
+	u32 dqpn = READ_ONCE(qp->attr.dest_qp_num);
+	struct shca_qp_av av;
+	int err;
+
+	shca_qp_av_read(qp, &av);
+	if (av.addrs.family == SHCA_PATH_NONE)
+		return -EHOSTUNREACH;
+	if (!shca_qp_path_cached(qp, &av.addrs.remote, path)) {
+		err = shca_path_resolve(to_sdev(qp->ibqp.device),
+					&av.addrs.local, &av.addrs.remote,
+					path);
+		if (err)
+			return err;
+		shca_qp_path_cache(qp, path);
+	}
+	path->sport = shca_path_sport(qp->ibqp.qp_num, dqpn);
+	path->tclass = av.tclass;
+	path->flow_label = av.flow_label;
+	return 0;
 }
 
 static unsigned int shca_ip_hlen(const struct shca_path *path)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * shca: the addresses a connected QP takes packets from (recv.c).  Pure
+ * shca: the addresses a connected QP takes packets from (rx_demux.c).  Pure
  * logic, no state; KUnit: kunit/shca_kunit_path.c.
  *
  * A connected QP (RC, UC, XRC initiator or target) talks to one peer, at

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: queue pairs - creation, state machine, attributes, posting.
+ * shca: the QP verbs - creation, the state machine, attributes, posting.
  *
  * Lifetime: a QP is found by QPN in sdev->qps (lookups take a reference
- * under the xarray lock).  Destroy unpublishes it, drops the creation
- * reference and waits until every lookup reference is gone.
+ * under the xarray lock, qp_ref.c).  Destroy unpublishes it, drops the
+ * creation reference and waits until every lookup reference is gone.
  */
 #include <linux/log2.h>
 #include <rdma/ib_mad.h>
@@ -15,7 +15,7 @@
 #include "shca.h"
 #include "roce.h"
 #include "raw.h"
-#include "rq.h"
+#include "rwqe.h"
 #include "rq_logic.h"
 #include "rwq.h"
 
@@ -29,114 +29,6 @@
 #define SHCA_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 SHCA_ACCESS_FLUSH)
-
-static void shca_qp_release(struct kref *ref)
-{
-	complete(&container_of(ref, struct shca_qp, ref)->freed);
-}
-
-/* Context: any. */
-struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn)
-{
-	unsigned long flags;
-	struct shca_qp *qp;
-
-	xa_lock_irqsave(&sdev->qps, flags);
-	qp = xa_load(&sdev->qps, qpn);
-	if (qp && !kref_get_unless_zero(&qp->ref))
-		qp = NULL;
-	xa_unlock_irqrestore(&sdev->qps, flags);
-	return qp;
-}
-
-/* Context: any. */
-void shca_qp_put(struct shca_qp *qp)
-{
-	kref_put(&qp->ref, shca_qp_release);
-}
-
-/**
- * shca_qp_queue - queue one of the QP's engines with a reference for it
- * @qp: QP; the caller holds a reference
- * @work: qp->sq_work or qp->rq_work
- *
- * The work function drops the reference when it is done.
- * Context: any.
- */
-void shca_qp_queue(struct shca_qp *qp, struct work_struct *work)
-{
-	kref_get(&qp->ref);
-	if (!queue_work(shca_wq, work))
-		shca_qp_put(qp);	/* already queued, with its own ref */
-}
-
-static void shca_qp_kick(struct shca_qp *qp)
-{
-	shca_qp_queue(qp, &qp->sq_work);
-	shca_qp_queue(qp, &qp->rq_work);
-}
-
-/**
- * shca_qp_set_error - move the QP to the error state from an engine
- * @qp: QP
- *
- * Both engines then flush what is posted.  A QP that its consumer moved to
- * RESET while the engine was deciding stays in RESET: the error belongs to
- * the life that modify_qp ended, and the consumer's next RESET->INIT must
- * not find the QP in ERR.
- * Context: process (an engine work item), may sleep.
- */
-void shca_qp_set_error(struct shca_qp *qp)
-{
-	enum ib_qp_state was;
-
-	mutex_lock(&qp->state_lock);
-	was = qp->state;
-	if (was != IB_QPS_RESET)
-		WRITE_ONCE(qp->state, IB_QPS_ERR);
-	mutex_unlock(&qp->state_lock);
-	if (was == IB_QPS_ERR || was == IB_QPS_RESET)
-		return;
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_QP_FATAL);
-	/*
-	 * Only on the transition: an engine that meets a broken ring calls
-	 * us again, and kicking it again would spin it forever.
-	 */
-	shca_qp_kick(qp);
-}
-
-/**
- * shca_qp_fatal - a work queue of @qp is broken beyond completing a WQE
- * @qp: QP whose own SQ or RQ ring holds an impossible producer index
- *
- * A local work queue catastrophic error: the QP moves to the error state
- * and its consumer gets IB_EVENT_QP_FATAL, once per stay in that state
- * (there is no WQE to carry an error completion).
- * Context: process (an engine work item), may sleep.
- */
-void shca_qp_fatal(struct shca_qp *qp)
-{
-	struct ib_qp *ibqp = &qp->ibqp;
-	struct ib_event ev = {
-		.device = ibqp->device,
-		.element.qp = ibqp,
-		.event = IB_EVENT_QP_FATAL,
-	};
-	bool first;
-
-	mutex_lock(&qp->state_lock);
-	if (qp->state == IB_QPS_RESET) {
-		/* reset meanwhile, as in shca_qp_set_error() */
-		mutex_unlock(&qp->state_lock);
-		return;
-	}
-	first = !qp->fatal_sent;
-	qp->fatal_sent = true;
-	mutex_unlock(&qp->state_lock);
-	shca_qp_set_error(qp);
-	if (first && ibqp->event_handler)
-		ibqp->event_handler(&ev, ibqp->qp_context);
-}
 
 /*
  * XRC: an initiator is a user QP (a kernel work request has no field for
@@ -284,7 +176,7 @@ static int shca_qp_check(struct ib_device *ibdev,
 	return err;
 }
 
-/* Reserve the QPN (NULL entry); published by shca_qp_publish(). */
+/* Reserve the QPN (NULL entry); create stores the QP once it is whole. */
 int shca_qp_alloc_qpn(struct shca_dev *sdev, struct shca_qp *qp)
 {
 	u32 qpn = SHCA_GSI_QPN;

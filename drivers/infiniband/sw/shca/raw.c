@@ -395,8 +395,8 @@ static void shca_raw_complete(struct shca_qp *qp, struct shca_cqe *cqe)
 }
 
 /*
- * Context: RQ engine (process).  The skb is a private linear copy made by
- * flow.c, data at the Ethernet header.
+ * Context: RQ engine (process, qp->rq_engine held).  The skb is a
+ * private linear copy made by flow.c, data at the Ethernet header.
  */
 void shca_raw_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 {
@@ -405,6 +405,7 @@ void shca_raw_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 	struct shca_rwqe w;
 	int err;
 
+	lockdep_assert_held(&qp->rq_engine);
 	if (shca_qp_is_rss(qp)) {
 		shca_rss_rx_one(qp, skb);
 		return;

@@ -6,12 +6,12 @@
 #define SHCA_RAW_H
 
 #include "shca.h"
-#include "rq.h"
+#include "rwqe.h"
 
 /*
  * Copy the whole frame (skb->data .. skb->len, skb->data at the Ethernet
  * header, possibly non-linear) into a receive WQE's buffers, checking
- * every SGE against @pd (lkey, bounds, local write) the same way rq.c
+ * every SGE against @pd (lkey, bounds, local write) the same way rx_engine.c
  * does; @w is as shca_rwqe_pop() checked it.  Returns IB_WC_SUCCESS (and
  * *byte_len = skb->len), IB_WC_LOC_LEN_ERR or IB_WC_LOC_PROT_ERR.
  * Context: any, may not sleep.
@@ -29,7 +29,7 @@ void shca_raw_rx_one(struct shca_qp *qp, struct sk_buff *skb);
 /* Is a steered frame welcome on @qp now?  Context: any. */
 bool shca_raw_qp_ready(struct shca_qp *qp);
 
-/* The SQ engine's handler of one RAW_PACKET send WQE (sq.c). */
+/* The SQ engine's handler of one RAW_PACKET send WQE (ud_send.c). */
 enum ib_wc_status shca_raw_send(struct shca_qp *qp,
 				const struct shca_send_wqe *hdr,
 				const struct shca_sge *sge, const void *slot,

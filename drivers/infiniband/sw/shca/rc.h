@@ -3,21 +3,23 @@
  * shca: RC/UC engine interfaces.
  *
  * Split of work:
- *  - rc_req.c  requester and completer (struct shca_req in rc_req.h).
- *    Runs only inside SQ engine runs (engine.c: qp->sq_work, a user
- *    doorbell in the posting thread, rq_work catching up), serialised by
- *    qp->sq_engine: new WQEs from the SQ ring, response packets from
- *    qp->comp_queue (ACK, NAK, READ responses, atomic ACKs) and timer
- *    expiries (timers only set a flag and queue sq_work) are all handled
- *    there, so the requester state needs no other lock but for the queue
- *    of internal operations (req.iop_lock).
- *  - rc_resp.c responder (struct shca_resp in rc_resp.h).  Runs only
- *    inside RQ engine runs (rq.c: qp->rq_work, or a same-host sender
- *    executing its request inline), serialised by qp->rq_engine, on
- *    request packets from qp->rx_queue; it owns the RQ consumer index and
+ *  - rc_req.c  requester (its fetch in rc_req_fetch.c) and rc_req_comp.c
+ *    completer (struct shca_req in rc_req.h).  They run only inside SQ
+ *    engine runs (sq_engine.c: qp->sq_work, a user doorbell in the
+ *    posting thread, rq_work catching up), serialised by qp->sq_engine:
+ *    new WQEs from the SQ ring, response packets from qp->comp_queue
+ *    (ACK, NAK, READ responses, atomic ACKs) and timer expiries (timers
+ *    only set a flag and queue sq_work) are all handled there, so the
+ *    requester state needs no other lock but for the queue of internal
+ *    operations (req.iop_lock).
+ *  - rc_resp.c responder, its operations in rc_resp_ops.c (struct
+ *    shca_resp in rc_resp.h).  They run only inside RQ engine runs
+ *    (rx_engine.c: qp->rq_work, or a same-host sender executing its
+ *    request inline), serialised by qp->rq_engine, on request packets
+ *    from qp->rx_queue; the responder owns the RQ consumer index and
  *    sends ACKs, NAKs, READ responses and atomic ACKs itself.
  *
- * Packet steering (recv.c, softirq or the direct path): a packet whose
+ * Packet steering (rx_demux.c, softirq or the direct path): a packet whose
  * opcode is not of the QP's transport is dropped; SHCA_OPF_RESP opcodes
  * go to comp_queue and kick sq_work, everything else to rx_queue and
  * kicks rq_work.  Every
@@ -77,8 +79,5 @@ void shca_resp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 void shca_resp_stop(struct shca_qp *qp);
 void shca_resp_fini(struct shca_qp *qp);
 bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb);
-
-/* sq.c: the route of a connected QP's packets (from qp->av, av_lock). */
-int shca_qp_path(struct shca_qp *qp, struct shca_path *path);
 
 #endif /* SHCA_RC_H */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: RC/UC/XRC-initiator requester.  See rc.h for the contract and rc_req.h for the
- * state.  This file fetches WQEs from the SQ ring into private shadows,
- * segments them into packets, runs the retransmit and RNR timers and
- * retires WQEs in order; rc_req_comp.c handles the responses.
+ * shca: RC/UC/XRC-initiator requester.  See rc.h for the contract and
+ * rc_req.h for the state.  This file sends the WQEs that rc_req_fetch.c
+ * copies from the SQ ring into private shadows, segments them into
+ * packets, runs the retransmit and RNR timers and retires WQEs in order;
+ * rc_req_comp.c handles the responses.
  *
  * Internal operations (struct shca_req_iop, RC QPs on a tag matching SRQ)
  * are fetched into the same shadow queue, ahead of the SQ ring when both
@@ -30,301 +31,11 @@
 
 #include "rc_req_priv.h"
 #include "direct.h"
+#include "hold.h"
 #include "psn.h"
 #include "roce.h"
 #include "rq_logic.h"
 #include "wire.h"
-
-/* ---- pure decisions (KUnit) ---- */
-
-/**
- * shca_rc_rto_ns - local ACK timeout for the QP attribute "timeout"
- * @timeout: 5-bit attribute; 0 means no timer
- *
- * Return: 4.096 us * 2^@timeout in ns, 0 for no timeout.
- */
-u64 shca_rc_rto_ns(u8 timeout)
-{
-	if (!timeout)
-		return 0;
-	return 4096ULL << min_t(u8, timeout, 31);
-}
-
-/**
- * shca_rc_rto_backoff_ns - the retransmit wait after timeouts
- * @timeout: 5-bit QP attribute; 0 means no timer
- * @backoff: timeouts in a row since the PSNs last advanced
- *
- * The IBTA value is the shortest the timer may be.  Waiting longer after
- * each timeout that brought no progress lets a peer that is slow, not dead
- * (a loaded host, an emulated CPU), answer before retry_cnt runs out,
- * while the first retransmission still comes after the QP's own timeout.
- *
- * Return: shca_rc_rto_ns(@timeout) * 2^min(@backoff,
- * SHCA_RC_RTO_BACKOFF_MAX), 0 for no timeout.
- */
-u64 shca_rc_rto_backoff_ns(u8 timeout, u8 backoff)
-{
-	return shca_rc_rto_ns(timeout) <<
-	       min_t(u8, backoff, SHCA_RC_RTO_BACKOFF_MAX);
-}
-
-/* IBTA RNR NAK timer field encoding, in units of 10 us. */
-static const u32 shca_rnr_10us[32] = {
-	65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
-	256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
-	12288, 16384, 24576, 32768, 49152,
-};
-
-/**
- * shca_rc_rnr_ns - the RNR wait of an RNR NAK's timer field
- * @code: 5-bit timer code (0 = 655.36 ms, 1 = 0.01 ms ... 31 = 491.52 ms)
- *
- * Return: nanoseconds.
- */
-u64 shca_rc_rnr_ns(u8 code)
-{
-	return (u64)shca_rnr_10us[code & 31] * 10 * NSEC_PER_USEC;
-}
-
-/**
- * shca_rc_retry_init_cnt - the timeout retry budget of a QP
- * @r: budget to (re)load
- * @retry_cnt: the QP attribute; every value, 7 included, is a count
- */
-void shca_rc_retry_init_cnt(struct shca_rc_retry *r, u8 retry_cnt)
-{
-	r->left = retry_cnt;
-	r->infinite = false;
-}
-
-/**
- * shca_rc_retry_init_rnr - the RNR NAK retry budget of a QP
- * @r: budget to (re)load
- * @rnr_retry: the QP attribute; SHCA_REQ_RNR_INFINITE (7) retries forever
- */
-void shca_rc_retry_init_rnr(struct shca_rc_retry *r, u8 rnr_retry)
-{
-	r->left = rnr_retry;
-	r->infinite = rnr_retry == SHCA_REQ_RNR_INFINITE;
-}
-
-/**
- * shca_rc_retry_take - consume one retry if any is left
- * @r: budget; @r->left is decremented on success unless @r->infinite
- *
- * Return: true to retry, false when the retries are exhausted.
- */
-bool shca_rc_retry_take(struct shca_rc_retry *r)
-{
-	if (r->infinite)
-		return true;
-	if (!r->left)
-		return false;
-	r->left--;
-	return true;
-}
-
-/**
- * shca_rc_ack_classify - what an ACK of every PSN up to @psn means
- * @psn: PSN in the AETH-carrying response
- * @una: oldest unacknowledged PSN
- * @next_psn: one past the newest PSN sent
- *
- * Return: NEW if @psn is in [@una, @next_psn), DUP if it is older than
- * @una, INVALID if it was never sent.
- */
-enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una, u32 next_psn)
-{
-	if (shca_psn_in_window(psn, una, shca_psn_mask(next_psn - una)))
-		return SHCA_RC_ACK_NEW;
-	if (shca_psn_before(psn, una))
-		return SHCA_RC_ACK_DUP;
-	return SHCA_RC_ACK_INVALID;
-}
-
-/**
- * shca_rc_aeth_kind - decode an AETH syndrome
- * @syndrome: the 8-bit syndrome
- *
- * Return: ACK (0b000xxxxx), RNR NAK (0b001xxxxx), one of the four NAK
- * codes (0b011000xx), or BAD for reserved encodings.
- */
-enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome)
-{
-	switch (syndrome >> 5) {
-	case 0:
-		return SHCA_RC_AETH_ACK;
-	case 1:
-		return SHCA_RC_AETH_RNR;
-	case 3:
-		break;
-	default:
-		return SHCA_RC_AETH_BAD;
-	}
-	switch (syndrome & 0x1f) {
-	case 0:
-		return SHCA_RC_AETH_NAK_SEQ;
-	case 1:
-		return SHCA_RC_AETH_NAK_INV;
-	case 2:
-		return SHCA_RC_AETH_NAK_ACCESS;
-	case 3:
-		return SHCA_RC_AETH_NAK_OP;
-	default:
-		return SHCA_RC_AETH_BAD;
-	}
-}
-
-/**
- * shca_rc_npkts - PSNs a message of @len bytes consumes
- * @len: payload bytes
- * @mtu: path MTU in bytes
- * @read: RDMA READ (one PSN per response packet)
- *
- * Return: max(1, ceil(@len / @mtu)); the same for READ and other messages.
- */
-u32 shca_rc_npkts(u32 len, u32 mtu, bool read)
-{
-	return len ? DIV_ROUND_UP(len, mtu) : 1;
-}
-
-/**
- * shca_rc_read_seg_end() - where the next READ request of a WQE ends
- * @k: the response PSN it starts at (the WQE's PSNs sent so far)
- * @end: end of the last request sent, 0 before the first
- * @acked: response PSNs received, in order
- * @npkts: response PSNs of the whole READ
- * @win: the send window, in PSNs
- *
- * A READ is asked for a window at a time; the next request goes once
- * every response to the last one arrived; a resend (@k inside the last
- * request, after a go-back) asks for the rest of that request only.
- *
- * Return: the end of the request to send, or @k if it must wait.
- */
-u32 shca_rc_read_seg_end(u32 k, u32 end, u32 acked, u32 npkts, u32 win)
-{
-	if (k < end)
-		return end;
-	if (acked < k)
-		return k;
-	return k + min(npkts - k, max(win, 1U));
-}
-
-/**
- * shca_rc_read_last_ok() - may READ response @k carry the LAST flag?
- * @k: the response's index in the WQE
- * @sent: the WQE's response PSNs asked for so far
- * @npkts: response PSNs of the whole READ
- * @last: whether it carries LAST
- *
- * A response's bytes depend on its PSN alone.  The WQE's last packet ends
- * a response; another may only at the end of the request sent last, and
- * need not (a response to an earlier, longer request, overtaken by a
- * go-back).
- *
- * Return: true if the flag is where it may be.
- */
-bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts, bool last)
-{
-	if (k == npkts - 1)
-		return last;
-	return !last || k + 1 == sent;
-}
-
-/**
- * shca_rc_win_reset - the window of a fresh connection: fully open
- * @win: window
- */
-void shca_rc_win_reset(struct shca_rc_win *win)
-{
-	win->cur = SHCA_REQ_MAX_UNACKED;
-	win->ssthresh = SHCA_REQ_MAX_UNACKED;
-	win->acc = 0;
-}
-
-/**
- * shca_rc_win_grow - @acked more PSNs were acknowledged
- * @win: window
- * @acked: newly acknowledged PSNs
- *
- * Below ssthresh the window grows by @acked (doubling per round trip),
- * above it by one PSN per full window acknowledged; never beyond
- * SHCA_REQ_MAX_UNACKED.
- */
-void shca_rc_win_grow(struct shca_rc_win *win, u32 acked)
-{
-	if (win->cur >= SHCA_REQ_MAX_UNACKED)
-		return;
-	if (win->cur < win->ssthresh) {
-		win->cur = min3(win->cur + acked, win->ssthresh,
-				(u32)SHCA_REQ_MAX_UNACKED);
-		return;
-	}
-	win->acc += acked;
-	while (win->acc >= win->cur && win->cur < SHCA_REQ_MAX_UNACKED) {
-		win->acc -= win->cur;
-		win->cur++;
-	}
-}
-
-/**
- * shca_rc_win_loss - a loss was detected
- * @win: window
- * @timeout: by the retransmit timer (else by a sequence NAK)
- *
- * ssthresh becomes half the window; a NAK continues from there, a
- * timeout restarts from SHCA_REQ_MIN_WIN.
- */
-void shca_rc_win_loss(struct shca_rc_win *win, bool timeout)
-{
-	win->ssthresh = max_t(u32, win->cur / 2, SHCA_REQ_MIN_WIN);
-	win->cur = timeout ? SHCA_REQ_MIN_WIN : win->ssthresh;
-	win->acc = 0;
-}
-
-/**
- * shca_req_shadow_entries() - slots of a QP's shadow queue
- * @sq_entries: entries of the SQ ring (a power of two)
- * @iops: the QP takes internal operations
- *
- * Return: @sq_entries, or with @iops the power of two that also holds
- * SHCA_REQ_IOP_SLOTS internal operations.
- */
-u32 shca_req_shadow_entries(u32 sq_entries, bool iops)
-{
-	return iops ? roundup_pow_of_two(sq_entries + SHCA_REQ_IOP_SLOTS) :
-		      sq_entries;
-}
-
-/**
- * shca_req_fetch_src() - where the next shadow WQE comes from
- * @shadows: shadows in use (fetched, not retired)
- * @nwqes: slots of the shadow queue
- * @iop_queued: an internal operation is queued
- * @user_shadows: shadows that hold user WQEs
- * @user_entries: entries of the SQ ring
- *
- * Internal operations go first while a slot is free.  The SQ ring is
- * asked when a slot is free, and also when it has all its entries in
- * shadows: then nothing can be copied from it (shca_req_fetch_user()
- * refuses a producer index beyond them), but a hostile producer index is
- * noticed there as it always was.
- *
- * Return: SHCA_REQ_SRC_IOP, SHCA_REQ_SRC_USER or SHCA_REQ_SRC_NONE.
- */
-enum shca_req_src shca_req_fetch_src(u32 shadows, u32 nwqes, bool iop_queued,
-				     u32 user_shadows, u32 user_entries)
-{
-	bool room = shadows < nwqes;
-
-	if (room && iop_queued)
-		return SHCA_REQ_SRC_IOP;
-	if (room || user_shadows >= user_entries)
-		return SHCA_REQ_SRC_USER;
-	return SHCA_REQ_SRC_NONE;
-}
 
 /* ---- timers ---- */
 
@@ -728,253 +439,6 @@ int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
 		return -ENOSPC;
 	cur->off = off;
 	return 0;
-}
-
-/* ---- fetching and validating WQEs ---- */
-
-static bool shca_req_op_ok(enum ib_qp_type type, u8 op)
-{
-	switch (op) {
-	case SHCA_OP_SEND:
-	case SHCA_OP_SEND_WITH_IMM:
-	case SHCA_OP_RDMA_WRITE:
-	case SHCA_OP_RDMA_WRITE_WITH_IMM:
-	case SHCA_OP_BIND_MW:
-	case SHCA_OP_LOCAL_INV:
-	case SHCA_OP_REG_MR:
-		return true;
-	case SHCA_OP_SEND_WITH_INV:
-	case SHCA_OP_RDMA_READ:
-	case SHCA_OP_ATOMIC_CMP_AND_SWP:
-	case SHCA_OP_ATOMIC_FETCH_AND_ADD:
-		return shca_qp_is_reliable(type);
-	case SHCA_OP_ATOMIC_WRITE:	/* XRC has no ATOMIC WRITE opcode */
-		return type == IB_QPT_RC;
-	default:
-		return false;
-	}
-}
-
-/* Atomics: one 8-byte SGE, 8-byte aligned remote address. */
-static enum ib_wc_status shca_req_check_atomic(const struct shca_req_wqe *w)
-{
-	if (w->hdr.flags & SHCA_WQE_F_INLINE)
-		return IB_WC_LOC_QP_OP_ERR;
-	if (w->hdr.num_sge != 1 || w->sge[0].length != 8)
-		return IB_WC_LOC_LEN_ERR;
-	if (w->hdr.atomic.remote_addr & 7)
-		return IB_WC_LOC_QP_OP_ERR;
-	return IB_WC_SUCCESS;
-}
-
-/* ATOMIC WRITE: 8 inline bytes, 8-byte aligned remote address. */
-static enum ib_wc_status
-shca_req_check_atomic_write(const struct shca_req_wqe *w)
-{
-	if (!(w->hdr.flags & SHCA_WQE_F_INLINE))
-		return IB_WC_LOC_QP_OP_ERR;
-	if (w->hdr.inline_len != SHCA_ATOMIC_WRITE_LEN)
-		return IB_WC_LOC_LEN_ERR;
-	if (w->hdr.rdma.remote_addr & 7)
-		return IB_WC_LOC_QP_OP_ERR;
-	return IB_WC_SUCCESS;
-}
-
-/*
- * Copy the payload description of a WQE from @data (the SGEs or inline
- * bytes after its header, at most @max_inline of the latter); returns
- * its total length.
- */
-static enum ib_wc_status shca_req_copy_data(struct shca_qp *qp,
-					    struct shca_req_wqe *w,
-					    const void *data, u32 max_inline,
-					    u64 *total)
-{
-	if (w->hdr.flags & SHCA_WQE_F_INLINE) {
-		if (w->hdr.inline_len > max_inline)
-			return IB_WC_LOC_LEN_ERR;
-		memcpy(w->inl, data, w->hdr.inline_len);
-		*total = w->hdr.inline_len;
-		return IB_WC_SUCCESS;
-	}
-	if (w->hdr.num_sge > qp->sq.max_sge)
-		return IB_WC_LOC_LEN_ERR;
-	memcpy(w->sge, data, w->hdr.num_sge * sizeof(w->sge[0]));
-	if (shca_sge_total(w->sge, w->hdr.num_sge, total))
-		return IB_WC_LOC_LEN_ERR;
-	return IB_WC_SUCCESS;
-}
-
-/*
- * Validate the WQE whose header is in @w and copy its payload description
- * from @data, once (@max_inline: see shca_req_copy_data()).
- * Context: SQ engine.
- */
-static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
-				       struct shca_req_wqe *w,
-				       const void *data, u32 max_inline)
-{
-	enum ib_wc_status st;
-	u64 total = 0;
-
-	w->started = false;
-	w->len = 0;
-	if (!shca_req_op_ok(qp->ibqp.qp_type, w->hdr.opcode))
-		return IB_WC_LOC_QP_OP_ERR;
-	/* an XRC SRQ number is 24 bits; other QP types ignore the field */
-	if (qp->ibqp.qp_type == IB_QPT_XRC_INI &&
-	    (w->hdr.xrc_remote_srqn & ~SHCA_WIRE_24BIT))
-		return IB_WC_LOC_QP_OP_ERR;
-	if (shca_req_is_local(w))
-		return w->hdr.num_sge || (w->hdr.flags & SHCA_WQE_F_INLINE) ?
-		       IB_WC_LOC_QP_OP_ERR : IB_WC_SUCCESS;
-	st = shca_req_copy_data(qp, w, data, max_inline, &total);
-	if (st != IB_WC_SUCCESS)
-		return st;
-	if (total > (1ULL << 31))
-		return IB_WC_LOC_LEN_ERR;
-	w->len = total;
-	if (w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ||
-	    w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD)
-		return shca_req_check_atomic(w);
-	if (w->hdr.opcode == SHCA_OP_ATOMIC_WRITE)
-		return shca_req_check_atomic_write(w);
-	if (w->hdr.opcode == SHCA_OP_RDMA_READ &&
-	    (w->hdr.flags & SHCA_WQE_F_INLINE))
-		return IB_WC_LOC_QP_OP_ERR;
-	return IB_WC_SUCCESS;
-}
-
-/*
- * Copy the next posted user WQE into the shadow @w.  The producer index
- * is hostile: it must lie within the ring's entries from kcons and not
- * behind what was copied already, so no more user WQEs are ever copied
- * than the ring has entries.
- * Return: false if there is none (or the ring is broken: QP fatal).
- * Context: SQ engine.
- */
-static bool shca_req_fetch_user(struct shca_qp *qp, struct shca_req_wqe *w)
-{
-	struct shca_ring *ring = &qp->sq.ring;
-	struct shca_req *req = &qp->req;
-	const void *slot;
-	u32 prod;
-
-	/* pairs with the producer's release of prod after writing WQEs */
-	prod = smp_load_acquire(&ring->ctl->prod);
-	if (prod == req->ufetch)
-		return false;
-	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries) ||
-	    shca_ring_count(prod, ring->kcons) <
-	    shca_ring_count(req->ufetch, ring->kcons)) {
-		ibdev_err_ratelimited(qp->ibqp.device, "qp %u: broken SQ\n",
-				      qp->ibqp.qp_num);
-		shca_qp_fatal(qp);
-		return false;
-	}
-	slot = shca_ring_entry(ring, req->ufetch);
-	memcpy(&w->hdr, slot, sizeof(w->hdr));
-	w->iop = NULL;
-	w->status = shca_req_copy(qp, w, slot + sizeof(w->hdr),
-				  qp->cap.max_inline_data);
-	req->ufetch++;
-	return true;
-}
-
-/* Flags an internal operation may carry; the others are ignored. */
-#define SHCA_REQ_IOP_FLAGS	(SHCA_WQE_F_FENCE | SHCA_WQE_F_INLINE | \
-				 SHCA_WQE_F_SOLICITED)
-
-/* Copy and validate internal operation @iop into the shadow @w. */
-static enum ib_wc_status shca_req_copy_iop(struct shca_qp *qp,
-					   struct shca_req_wqe *w,
-					   const struct shca_req_iop *iop)
-{
-	BUILD_BUG_ON(SHCA_REQ_IOP_MAX_SGE != SHCA_MAX_SGE);
-	BUILD_BUG_ON(SHCA_REQ_IOP_MAX_INLINE > SHCA_MAX_INLINE);
-	w->hdr = iop->hdr;
-	w->hdr.flags &= SHCA_REQ_IOP_FLAGS;
-	if (w->hdr.opcode != SHCA_OP_SEND &&
-	    w->hdr.opcode != SHCA_OP_RDMA_READ) {
-		w->started = false;
-		w->len = 0;
-		return IB_WC_LOC_QP_OP_ERR;
-	}
-	return shca_req_copy(qp, w, iop->sge,
-			     min_t(u32, qp->cap.max_inline_data,
-				   sizeof(iop->inl)));
-}
-
-/*
- * Is an internal operation queued?  A lockless hint: shca_req_post_iop()
- * queues sq_work after it adds one.
- */
-static bool shca_req_iop_queued(struct shca_req *req)
-{
-	return req->iop_cap && !list_empty(&req->iops);
-}
-
-/*
- * Take the oldest queued internal operation into the shadow @w.
- * Return: false if there is none.  Context: SQ engine.
- */
-static bool shca_req_fetch_iop(struct shca_qp *qp, struct shca_req_wqe *w)
-{
-	struct shca_req *req = &qp->req;
-	struct shca_req_iop *iop;
-	unsigned long flags;
-
-	spin_lock_irqsave(&req->iop_lock, flags);
-	iop = list_first_entry_or_null(&req->iops, struct shca_req_iop, node);
-	if (iop)
-		list_del_init(&iop->node);
-	spin_unlock_irqrestore(&req->iop_lock, flags);
-	if (!iop)
-		return false;
-	w->iop = iop;
-	w->status = shca_req_copy_iop(qp, w, iop);
-	return true;
-}
-
-/* Where the next shadow comes from (shca_req_fetch_src()). */
-static enum shca_req_src shca_req_src(struct shca_qp *qp)
-{
-	struct shca_req *req = &qp->req;
-
-	return shca_req_fetch_src(shca_ring_count(req->fetch, req->head),
-				  req->nwqes, shca_req_iop_queued(req),
-				  shca_ring_count(req->ufetch, qp->sq.ring.kcons),
-				  qp->sq.ring.entries);
-}
-
-/*
- * Copy the next internal operation or posted WQE into the next shadow
- * (RTS only: SQD and the other states take no new WQEs).
- * Return: the shadow, or NULL if there is none.
- * Context: SQ engine.
- */
-static struct shca_req_wqe *shca_req_fetch(struct shca_qp *qp)
-{
-	struct shca_req *req = &qp->req;
-	struct shca_req_wqe *w = shca_req_wqe_at(qp, req->fetch);
-	bool fetched = false;
-
-	if (READ_ONCE(qp->state) != IB_QPS_RTS)
-		return NULL;
-	switch (shca_req_src(qp)) {
-	case SHCA_REQ_SRC_IOP:
-		fetched = shca_req_fetch_iop(qp, w);
-		break;
-	case SHCA_REQ_SRC_USER:
-		fetched = shca_req_fetch_user(qp, w);
-		break;
-	case SHCA_REQ_SRC_NONE:
-		break;
-	}
-	if (!fetched)
-		return NULL;
-	req->fetch++;
-	return w;
 }
 
 /* ---- sending ---- */
@@ -1718,6 +1182,7 @@ bool shca_req_pending(struct shca_qp *qp)
 	bool valid;
 	u32 prod;
 
+	lockdep_assert_held(&qp->sq_engine);
 	if (!skb_queue_empty(&qp->comp_queue))
 		return true;
 	if (READ_ONCE(qp->dying))
@@ -1750,6 +1215,7 @@ bool shca_req_resumes(struct shca_qp *qp)
 	struct shca_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
+	lockdep_assert_held(&qp->sq_engine);
 	if (READ_ONCE(qp->dying) ||
 	    (state != IB_QPS_RTS && state != IB_QPS_SQD) ||
 	    !shca_qp_is_reliable(qp->ibqp.qp_type))
@@ -1764,12 +1230,14 @@ bool shca_req_resumes(struct shca_qp *qp)
  * @passes: passes left in this run of the work item
  *
  * Return: false when the engine must yield (work left, or out of passes).
- * Context: qp->SQ engine (process), may sleep.
+ * Context: SQ engine (process, qp->sq_engine held), may sleep.
  */
 bool shca_req_pass(struct shca_qp *qp, u32 *passes)
 {
-	bool more = shca_req_run(qp);
+	bool more;
 
+	lockdep_assert_held(&qp->sq_engine);
+	more = shca_req_run(qp);
 	shca_req_wire_charge(qp);	/* ACKs moved una, a flush ended all */
 	return more && --*passes;
 }

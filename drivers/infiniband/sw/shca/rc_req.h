@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* shca: RC/UC requester and completer state (owned by rc_req.c). */
+/*
+ * shca: RC/UC requester state: the requester (rc_req.c, rc_req_fetch.c)
+ * and its completer (rc_req_comp.c).
+ */
 #ifndef SHCA_RC_REQ_H
 #define SHCA_RC_REQ_H
 
@@ -12,12 +15,10 @@
 #include <rdma/shca-abi.h>
 
 #include "hold_logic.h"
+#include "rc_req_logic.h"
 
-#define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
-#define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
 #define SHCA_DEV_WIRE_BUDGET	1024	/* wire PSNs in flight, all QPs */
 #define SHCA_REQ_ACKREQ_EVERY	16	/* AckReq at least every N packets */
-#define SHCA_REQ_RNR_INFINITE	7	/* rnr_retry value: retry forever */
 
 /* Bits of shca_req.events, set by the timers for sq_work. */
 enum shca_req_event {
@@ -26,8 +27,6 @@ enum shca_req_event {
 	SHCA_REQ_EV_HOLD,	/* look at the held responses again */
 };
 
-/* Shadow slots added for internal operations on a QP that takes them. */
-#define SHCA_REQ_IOP_SLOTS	16
 /* SGEs of an internal operation: SHCA_MAX_SGE (shca.h, checked at build) */
 #define SHCA_REQ_IOP_MAX_SGE	12
 #define SHCA_REQ_IOP_MAX_INLINE	64	/* its inline bytes */
@@ -70,29 +69,6 @@ struct shca_req_iop {
 
 /* Context: any, with a QP reference; does not sleep. */
 int shca_req_post_iop(struct shca_qp *qp, struct shca_req_iop *iop);
-
-/*
- * A retry budget loaded from a QP attribute: shca_rc_retry_init_cnt()
- * for retry_cnt (transport retries after a local ACK timeout; 7 is seven
- * retries), shca_rc_retry_init_rnr() for rnr_retry (retries after an RNR
- * NAK; 7 means forever).
- */
-struct shca_rc_retry {
-	u8 left;		/* retries left, unless @infinite */
-	bool infinite;		/* never exhausted */
-};
-
-/*
- * Adaptive send window, in PSNs.  Go-back-N resends everything in flight
- * after a loss, so the window halves on every sequence NAK and falls to
- * SHCA_REQ_MIN_WIN on a timeout; it doubles per round trip below
- * @ssthresh and then grows by one PSN per window acknowledged.
- */
-struct shca_rc_win {
-	u32 cur;		/* PSNs that may be unacknowledged */
-	u32 ssthresh;		/* end of the doubling phase */
-	u32 acc;		/* PSNs acknowledged towards the next +1 */
-};
 
 /*
  * Requester state.  Everything but @events, the timers themselves and
@@ -162,36 +138,6 @@ struct shca_req {
 	bool iop_closed;		/* destroy: no more posts, iop_lock */
 };
 
-/* Pure decisions of the requester, exercised by kunit/shca_kunit_rc.c. */
-enum shca_rc_ack_class {
-	SHCA_RC_ACK_NEW,	/* acknowledges PSNs not yet acknowledged */
-	SHCA_RC_ACK_DUP,	/* stale or duplicate */
-	SHCA_RC_ACK_INVALID,	/* names a PSN never sent */
-};
-
-enum shca_rc_aeth_kind {
-	SHCA_RC_AETH_ACK,
-	SHCA_RC_AETH_RNR,
-	SHCA_RC_AETH_NAK_SEQ,
-	SHCA_RC_AETH_NAK_INV,
-	SHCA_RC_AETH_NAK_ACCESS,
-	SHCA_RC_AETH_NAK_OP,
-	SHCA_RC_AETH_BAD,
-};
-
-/* Where the next shadow WQE comes from (shca_req_fetch_src()). */
-enum shca_req_src {
-	SHCA_REQ_SRC_NONE,	/* no free shadow slot, or nothing may come */
-	SHCA_REQ_SRC_IOP,	/* the oldest queued internal operation */
-	SHCA_REQ_SRC_USER,	/* the SQ ring, if anything is posted there */
-};
-
-/*
- * Each retransmit timeout without progress doubles the next wait, up to
- * 2^SHCA_RC_RTO_BACKOFF_MAX times the QP's local ACK timeout.
- */
-#define SHCA_RC_RTO_BACKOFF_MAX 4
-
 /*
  * Expiries of the retransmit timer in a row, without progress, that may
  * be held because the packets wait at their destination on this host
@@ -199,23 +145,6 @@ enum shca_req_src {
  */
 #define SHCA_RC_RTO_HELD_MAX	8
 
-u64 shca_rc_rto_ns(u8 timeout);
-u64 shca_rc_rto_backoff_ns(u8 timeout, u8 backoff);
-u64 shca_rc_rnr_ns(u8 code);
-void shca_rc_retry_init_cnt(struct shca_rc_retry *r, u8 retry_cnt);
-void shca_rc_retry_init_rnr(struct shca_rc_retry *r, u8 rnr_retry);
-bool shca_rc_retry_take(struct shca_rc_retry *r);
-enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una, u32 next_psn);
-enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome);
-u32 shca_rc_npkts(u32 len, u32 mtu, bool read);
-u32 shca_rc_read_seg_end(u32 k, u32 end, u32 acked, u32 npkts, u32 win);
-bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts, bool last);
-void shca_rc_win_reset(struct shca_rc_win *win);
-void shca_rc_win_grow(struct shca_rc_win *win, u32 acked);
-void shca_rc_win_loss(struct shca_rc_win *win, bool timeout);
-u32 shca_req_shadow_entries(u32 sq_entries, bool iops);
 bool shca_req_wants_iops(const struct shca_qp *qp);
-enum shca_req_src shca_req_fetch_src(u32 shadows, u32 nwqes, bool iop_queued,
-				     u32 user_shadows, u32 user_entries);
 
 #endif /* SHCA_RC_REQ_H */

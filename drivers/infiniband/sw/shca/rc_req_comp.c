@@ -31,8 +31,7 @@
  * that ran out.
  */
 #include "rc_req_priv.h"
-#include "direct.h"
-#include "hold_logic.h"
+#include "hold.h"
 #include "psn.h"
 #include "wire.h"
 
@@ -77,6 +76,7 @@ static bool shca_comp_hold(struct shca_qp *qp)
  */
 void shca_comp_hold_drop(struct shca_qp *qp)
 {
+	lockdep_assert_held(&qp->sq_engine);
 	__skb_queue_purge(&qp->req.held);
 	shca_req_disarm_hold(qp);
 }
@@ -95,6 +95,7 @@ void shca_comp_rerun(struct shca_qp *qp)
 	struct sk_buff_head again;
 	struct sk_buff *skb;
 
+	lockdep_assert_held(&qp->sq_engine);
 	if (skb_queue_empty(&req->held))
 		return;
 	shca_hold_restart(&req->hold_time, ktime_get_ns());
@@ -123,6 +124,7 @@ void shca_comp_hold_check(struct shca_qp *qp)
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct shca_req *req = &qp->req;
 
+	lockdep_assert_held(&qp->sq_engine);
 	if (skb_queue_empty(&req->held))
 		return;
 	if (READ_ONCE(qp->dying) ||
@@ -415,9 +417,10 @@ bool shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb)
 	struct shca_wire_pkt pkt;
 	bool held;
 
+	lockdep_assert_held(&qp->sq_engine);
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return false;	/* nothing outstanding to answer */
-	/* rq.c let only responses of the QP's own transport through */
+	/* rx_demux.c let only responses of the QP's own transport through */
 	if (!shca_qp_is_reliable(qp->ibqp.qp_type) ||
 	    shca_wire_parse(skb->data + cb->bth_off, cb->blen, &pkt)) {
 		shca_comp_bad(qp);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * shca: requester internals shared by rc_req.c (sending, timers, WQE
- * life cycle) and rc_req_comp.c (the completer).  Everything here runs
- * in SQ engine runs only (qp->sq_engine held).
+ * life cycle), rc_req_fetch.c (copying WQEs into shadows) and
+ * rc_req_comp.c (the completer).  Everything here runs in SQ engine runs
+ * only (qp->sq_engine held).
  */
 #ifndef SHCA_RC_REQ_PRIV_H
 #define SHCA_RC_REQ_PRIV_H
@@ -87,6 +88,11 @@ void shca_req_arm_hold(struct shca_qp *qp);
 void shca_req_disarm_hold(struct shca_qp *qp);
 int shca_req_cursor_at(struct shca_qp *qp, const struct shca_req_wqe *w,
 		       u64 off, struct shca_sge_cursor *cur);
+
+/* rc_req_fetch.c */
+bool shca_req_iop_queued(struct shca_req *req);
+enum shca_req_src shca_req_src(struct shca_qp *qp);
+struct shca_req_wqe *shca_req_fetch(struct shca_qp *qp);
 
 /* rc_req_comp.c */
 bool shca_comp_rx(struct shca_qp *qp, struct sk_buff *skb);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * shca: RC/UC responder state (owned by rc_resp.c).
+ * shca: RC/UC responder state (owned by rc_resp.c and rc_resp_ops.c).
  *
  * Everything but the handover block is touched only by the RQ engine
  * (qp->rq_engine held: rq_work, or a same-host sender running it inline).
@@ -19,7 +19,6 @@
 #include "hold_logic.h"
 
 struct shca_dev;
-struct shca_mr;
 struct shca_qp;
 struct shca_rwqe;
 struct shca_srq;
@@ -140,14 +139,5 @@ struct shca_resp {
 
 /* rc_resp.c: end of an RQ engine run; true if rq_work must run again. */
 bool shca_resp_batch_end(struct shca_qp *qp);
-
-/* mem.c: remote (R_Key) access */
-int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
-		 struct shca_mr **mrp);
-int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len,
-		  bool to_mr);
-int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
-		    u64 compare, u64 *orig);
-int shca_rmr_atomic_write(struct shca_mr *mr, u64 va, u64 val);
 
 #endif /* SHCA_RC_RESP_H */

@@ -10,7 +10,7 @@
  *
  * The producer of an RQ, SRQ (basic, XRC, TM) or WQ ring is the process
  * that maps it, so every field is hostile until checked; shca_rwqe_pop()
- * (rq.c) checks each WQE once, as it copies it out, and hands its
+ * (rwqe.c) checks each WQE once, as it copies it out, and hands its
  * consumers only WQEs that passed.  No locks, no memory of its own;
  * kunit/shca_kunit_rq.c tests these directly.
  */

@@ -58,7 +58,7 @@
 
 #include "shca.h"
 #include "raw.h"
-#include "rq.h"
+#include "rwqe.h"
 #include "rss_logic.h"
 #include "rwq.h"
 
@@ -906,7 +906,8 @@ static void shca_rwq_deliver(struct shca_dev *sdev, struct shca_rwq *rwq,
  * @skb: the frame, skb->data at the Ethernet header, linear; not consumed
  *
  * The WQ is table[hash & (size - 1)] (the table size is a power of two).
- * Context: the QP's rq_work (process); takes the WQ's lock.
+ * Context: the QP's RQ engine (process, qp->rq_engine held); takes the
+ * WQ's lock.
  */
 void shca_rss_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 {
@@ -916,6 +917,7 @@ void shca_rss_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 	struct shca_rwq *rwq;
 	u32 hash;
 
+	lockdep_assert_held(&qp->rq_engine);
 	if (!rss || READ_ONCE(qp->dying)) {
 		shca_stat_inc(sdev, SHCA_STAT_RWQ_DROPPED);
 		return;

@@ -334,7 +334,7 @@ struct shca_srq {
 /*
  * The primary path of a connected QP as modify_qp last stored it (qp.c):
  * what the engines route by (shca_qp_path()) and what the receive demux
- * admits packets by (recv.c).  All zero (SHCA_PATH_NONE) before the
+ * admits packets by (rx_demux.c).  All zero (SHCA_PATH_NONE) before the
  * first address vector.
  */
 struct shca_qp_av {
@@ -391,7 +391,7 @@ struct shca_qp {
 	struct mutex sq_engine;		/* one SQ engine run at a time */
 	struct shca_linger sq_linger;	/* when to linger, qp->sq_engine */
 	u64 sq_idle_ns;			/* user QP went idle (ktime), sq_engine */
-	/* the timed linger: holds a QP reference while armed (engine.c) */
+	/* the timed linger: holds a QP reference while armed (sq_engine.c) */
 	struct hrtimer sq_linger_timer;
 	unsigned long sq_timed;		/* SHCA_QP_SQ_TIMED: it is armed */
 	/* the task in an SQ engine run (shca_sq_run()), or NULL */
@@ -421,7 +421,7 @@ struct shca_qp {
 	struct sk_buff_head comp_queue;	/* RC/UC responses for sq_work, ditto */
 	/*
 	 * Wire packets (not the direct path's) since creation: requests
-	 * sent (SQ engine) and received (its RX demux, recv.c), responses
+	 * sent (SQ engine) and received (its RX demux, rx_demux.c), responses
 	 * sent (RQ engine) and received.  A QP on this host connected to
 	 * this one compares its own with them: what its peer sent that has
 	 * not arrived is on its way (shca_reorder_hold_keep()).  Counts only.
@@ -480,11 +480,6 @@ static inline void shca_wqe_put_sges(struct shca_sge *dst,
 static inline struct shca_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
-}
-
-static inline struct shca_ucontext *to_suctx(struct ib_ucontext *ibuctx)
-{
-	return container_of(ibuctx, struct shca_ucontext, ibuctx);
 }
 
 static inline struct shca_pd *to_spd(struct ib_pd *ibpd)
@@ -642,7 +637,7 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 enum ib_mtu shca_active_mtu(struct shca_dev *sdev);
 enum ib_port_state shca_port_state(struct shca_dev *sdev);
 
-/* main.c */
+/* main.c allocates them; qp_ref.c and cq.c define them */
 extern struct workqueue_struct *shca_wq;
 extern struct workqueue_struct *shca_comp_wq;
 
@@ -655,6 +650,9 @@ int shca_path_resolve(struct shca_dev *sdev, const union ib_gid *sgid,
 		      const union ib_gid *dgid, struct shca_path *path);
 int shca_path_route(struct net *net, struct net_device *ndev,
 		    struct shca_path *path);
+__be16 shca_path_sport(u32 qpn, u32 dqpn);
+/* the route of a connected QP's packets (from qp->av, av_lock) */
+int shca_qp_path(struct shca_qp *qp, struct shca_path *path);
 struct sk_buff *shca_skb_alloc(struct shca_dev *sdev,
 			       const struct shca_path *path, unsigned int len);
 int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
@@ -693,7 +691,6 @@ struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type mr_type,
 int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
-struct shca_mr *shca_mr_get_index(struct shca_dev *sdev, u32 key);
 void shca_mr_put(struct shca_mr *mr);
 int shca_frmr_reg(struct shca_qp *qp, const struct shca_wqe_reg_mr *reg);
 int shca_mr_invalidate(struct shca_qp *qp, u32 key);
@@ -720,6 +717,14 @@ struct shca_sge_cursor {
 int shca_sge_total(const struct shca_sge *sge, u32 num_sge, u64 *total);
 int shca_cursor_copy(struct shca_sge_cursor *cur, void *buf, u32 len,
 		     bool to_mr);
+/* remote (R_Key) access */
+int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
+		 struct shca_mr **mrp);
+int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len,
+		  bool to_mr);
+int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
+		    u64 compare, u64 *orig);
+int shca_rmr_atomic_write(struct shca_mr *mr, u64 va, u64 val);
 
 /* cq.c */
 int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -749,13 +754,16 @@ int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
-struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 		  struct ib_qp_init_attr *init, struct ib_udata *udata);
 int shca_qp_alloc_qpn(struct shca_dev *sdev, struct shca_qp *qp);
 void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp);
+
+/* qp_ref.c */
+struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_put(struct shca_qp *qp);
 void shca_qp_queue(struct shca_qp *qp, struct work_struct *work);
+void shca_qp_kick(struct shca_qp *qp);
 void shca_qp_set_error(struct shca_qp *qp);
 void shca_qp_fatal(struct shca_qp *qp);
 
@@ -772,13 +780,13 @@ struct shca_srq *shca_xsrq_get(struct shca_dev *sdev, u32 srqn,
 			       const struct ib_xrcd *xrcd);
 void shca_srq_put(struct shca_srq *srq);
 
-/* sq.c */
+/* ud_send.c */
 bool shca_sq_drain(struct shca_qp *qp, u32 *budget);
 bool shca_sq_pending(struct shca_qp *qp);
 int shca_post_send_kernel(struct shca_qp *qp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr);
 
-/* engine.c */
+/* sq_engine.c */
 void shca_sq_work(struct work_struct *work);
 void shca_sq_doorbell(struct shca_qp *qp);
 #define SHCA_QP_RQ_WAITS	0	/* bit of qp->rq_waits */
@@ -799,14 +807,14 @@ static inline bool shca_sq_consumed(const struct shca_qp *qp, u32 mark)
 void shca_sq_consumed_more(struct shca_qp *qp);
 void shca_sq_sync(struct shca_qp *qp);
 
-/* recv.c */
+/* rx_demux.c */
 struct net_device *shca_addr_ndev(struct net *net, bool ipv4,
 				  const void *addr);
 struct shca_dev *shca_dev_get_by_netdev(struct net_device *ndev);
 void shca_rcv(struct sk_buff *skb);
 
 /*
- * A request its sender may run inline (recv.c, rq.c): of the direct
+ * A request its sender may run inline (rx_demux.c, rx_engine.c): of the direct
  * path, or a wire packet caught on its way back up this host's stack.
  */
 struct shca_rx_inline {
@@ -824,10 +832,12 @@ void shca_rx_queue_req(struct shca_qp *qp, struct sk_buff *skb);
 bool shca_rx_verify(struct shca_qp *qp, struct sk_buff *skb);
 int shca_qp_transport(enum ib_qp_type type);
 
-/* rq.c */
+/* rx_engine.c */
 void shca_rq_work(struct work_struct *work);
 void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb);
 void shca_rq_sync(struct shca_qp *qp);
+
+/* rwqe.c (the rest in rwqe.h) */
 struct ib_pd *shca_qp_rpd(struct shca_qp *qp);
 
 /* mcast.c */

@@ -24,7 +24,7 @@
 #include <linux/slab.h>
 
 #include "shca.h"
-#include "rq.h"
+#include "rwqe.h"
 #include "tm.h"
 
 /* A matched rendezvous: the READ and the FIN the requester runs for it. */

@@ -319,7 +319,6 @@ static inline bool shca_opcode_valid_for(u8 opcode, u8 transport)
  * ignored).  The ICRC is the last four bytes of the UDP payload, stored
  * least significant byte first.
  */
-int shca_icrc_hdr(const void *ip, size_t len, u32 *crc, size_t *end);
 int shca_icrc_compute(const void *ip, size_t len, u32 *icrc);
 int shca_icrc_check(const void *ip, size_t len);
 int shca_icrc_set(void *ip, size_t len);

@@ -7,7 +7,7 @@
  * posting thread), or in qp->rq_work catching up on responses
  * (shca_sq_catch_up()).  The mutex makes the run the only consumer of
  * the SQ and the owner of ring.kcons.  A run drains a UD/GSI/RAW SQ
- * (sq.c) or runs the RC/UC requester and completer (rc_req.c).
+ * (ud_send.c) or runs the RC/UC requester and completer (rc_req.c).
  *
  * Doorbell suppression (shca-abi.h): the engine keeps
  * SHCA_RING_F_ENGINE_ACTIVE set while it works, and while a later run is

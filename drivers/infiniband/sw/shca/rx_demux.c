@@ -7,7 +7,7 @@
  * headers (a connected QP takes packets only from its peer's address to
  * its own, shca_rx_path_ok()), and queues the skb on the QP (the skb
  * holds a QP reference):
- * requests on qp->rx_queue for rq_work (rq.c, rc_resp.c), responses on
+ * requests on qp->rx_queue for rq_work (rx_engine.c, rc_resp.c), responses on
  * qp->comp_queue for the SQ engine (rc_req_comp.c).
  * The ICRC of a queued packet is left to its consumer (shca_rx_verify()
  * at the head of each one's per-packet step): over a veth, this softirq

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca KUnit: ring index arithmetic (drivers/infiniband/sw/shca/ring.h)
- * and the receive WQE producer/consumer shared by RQs and SRQs (rq.c).
+ * and the receive WQE producer/consumer shared by RQs and SRQs (rwqe.c).
  */
 #include <kunit/test.h>
 #include <linux/limits.h>
 
 #include "ring.h"
-#include "rq.h"
+#include "rwqe.h"
 
 static void shca_ring_wrap_test(struct kunit *test)
 {

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * shca: receive WQEs as the RX engines (rq.c, rc_resp.c) take them from
- * an RQ or an SRQ (srq.c).
+ * shca: receive WQEs as their consumers take them from an RQ, an SRQ or
+ * a WQ (rwqe.c).
  */
-#ifndef SHCA_RQ_H
-#define SHCA_RQ_H
+#ifndef SHCA_RWQE_H
+#define SHCA_RWQE_H
 
 #include "shca.h"
 #include "rq_logic.h"
@@ -46,4 +46,4 @@ int shca_srq_pop(struct shca_srq *srq, struct shca_rwqe *w);
 int shca_srq_pop_locked(struct shca_srq *srq, struct shca_rwqe *w, int *ev);
 void shca_srq_raise(struct shca_srq *srq, int ev);
 
-#endif /* SHCA_RQ_H */
+#endif /* SHCA_RWQE_H */

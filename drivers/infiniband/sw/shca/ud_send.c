@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca: the send queue of UD, GSI and RAW_PACKET QPs (the WQEs go to
- * raw.c for the latter), and kernel posting for every QP type.
+ * raw.c for the latter), and kernel posting for every QP type (the WQE a
+ * kernel work request makes, in the ring the engines read).
  *
- * shca_sq_drain() is one step of an engine run (engine.c) under
+ * shca_sq_drain() is one step of an engine run (sq_engine.c) under
  * qp->sq_engine, the only consumer of the SQ and the owner of ring.kcons.
  * Producers are the provider (user QPs, through the mapped ring) and
  * shca_post_send_kernel() (kernel QPs, under qp->sq_lock).
@@ -11,7 +12,6 @@
  * WQEs are copied out of the ring before they are looked at: the ring
  * may be user memory that changes under us.
  */
-#include <linux/jhash.h>
 #include <linux/log2.h>
 #include <net/route.h>
 #include <rdma/ib_cache.h>
@@ -84,12 +84,6 @@ static int shca_ud_dest(struct shca_qp *qp, u32 handle,
 	return err;
 }
 
-/* The UDP source port of a QP's packets: a flow hash of the QP pair. */
-static __be16 shca_path_sport(u32 qpn, u32 dqpn)
-{
-	return htons(0xc000 | (jhash_2words(qpn, dqpn, 0) & 0x3fff));
-}
-
 /* Route a UD packet to @dest.  Context: SQ engine. */
 static int shca_ud_path(struct shca_qp *qp, const struct shca_ud_dest *dest,
 			u32 dqpn, struct shca_path *path)
@@ -108,83 +102,6 @@ static int shca_ud_path(struct shca_qp *qp, const struct shca_ud_dest *dest,
 	path->sport = shca_path_sport(qp->ibqp.qp_num, dqpn);
 	path->tclass = dest->tclass;
 	path->flow_label = dest->flow_label;
-	return 0;
-}
-
-/*
- * The cached route of a connected QP to @dgid, if still valid: the
- * source address comes with it.
- * Return: true on a hit (path->dst held).
- */
-static bool shca_qp_path_cached(struct shca_qp *qp, const union ib_gid *dgid,
-				struct shca_path *path)
-{
-	struct rtable *rt;
-
-	path->ipv4 = shca_gid_is_v4mapped(dgid);
-	path->dst = NULL;
-	local_bh_disable();	/* the cache is per CPU */
-	if (path->ipv4) {
-		rt = dst_cache_get_ip4(&qp->dst_cache, &path->saddr.v4);
-		if (rt)
-			path->dst = &rt->dst;
-		path->daddr.v4 = shca_gid_to_ipv4(dgid);
-#if IS_ENABLED(CONFIG_IPV6)
-	} else {
-		path->dst = dst_cache_get_ip6(&qp->dst_cache,
-					      &path->saddr.v6);
-		memcpy(&path->daddr.v6, dgid->raw, sizeof(path->daddr.v6));
-#endif
-	}
-	local_bh_enable();
-	return path->dst;
-}
-
-/* Remember a resolved route of a connected QP. */
-static void shca_qp_path_cache(struct shca_qp *qp, struct shca_path *path)
-{
-	local_bh_disable();
-	if (path->ipv4)
-		dst_cache_set_ip4(&qp->dst_cache, path->dst, path->saddr.v4);
-#if IS_ENABLED(CONFIG_IPV6)
-	else
-		dst_cache_set_ip6(&qp->dst_cache, path->dst, &path->saddr.v6);
-#endif
-	local_bh_enable();
-}
-
-/**
- * shca_qp_path - route a packet of a connected (RC/UC/XRC) QP
- * @qp: QP past RTR; its primary path is in qp->av
- * @path: filled in; path->dst is held and consumed by shca_skb_xmit()
- *
- * The packet goes from the path's local GID (the sgid that modify_qp
- * stored) to its remote one.  The route and source address are cached
- * per QP (qp->dst_cache, reset when the address vector changes; a route
- * change invalidates it too).
- * Context: process (an engine work item).
- * Return: 0, or a negative errno if there is no route.
- */
-int shca_qp_path(struct shca_qp *qp, struct shca_path *path)
-{
-	u32 dqpn = READ_ONCE(qp->attr.dest_qp_num);
-	struct shca_qp_av av;
-	int err;
-
-	shca_qp_av_read(qp, &av);
-	if (av.addrs.family == SHCA_PATH_NONE)
-		return -EHOSTUNREACH;
-	if (!shca_qp_path_cached(qp, &av.addrs.remote, path)) {
-		err = shca_path_resolve(to_sdev(qp->ibqp.device),
-					&av.addrs.local, &av.addrs.remote,
-					path);
-		if (err)
-			return err;
-		shca_qp_path_cache(qp, path);
-	}
-	path->sport = shca_path_sport(qp->ibqp.qp_num, dqpn);
-	path->tclass = av.tclass;
-	path->flow_label = av.flow_label;
 	return 0;
 }
 
@@ -350,6 +267,7 @@ bool shca_sq_drain(struct shca_qp *qp, u32 *budget)
 	struct shca_ring *ring = &qp->sq.ring;
 	u32 prod;
 
+	lockdep_assert_held(&qp->sq_engine);
 	/* pairs with the producer's release of prod after writing WQEs */
 	prod = smp_load_acquire(&ring->ctl->prod);
 	if (!shca_ring_idx_valid(prod, ring->kcons, ring->entries)) {
@@ -404,6 +322,7 @@ bool shca_sq_pending(struct shca_qp *qp)
 	u32 prod = smp_load_acquire(&ring->ctl->prod);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 
+	lockdep_assert_held(&qp->sq_engine);
 	return prod != ring->kcons && !READ_ONCE(qp->dying) &&
 	       shca_ring_idx_valid(prod, ring->kcons, ring->entries) &&
 	       (state == IB_QPS_RTS || state == IB_QPS_ERR);

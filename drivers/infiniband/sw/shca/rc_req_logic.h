@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * shca: the pure decisions of the RC/UC requester (rc_req.c,
+ * rc_req_comp.c) - retransmit and RNR timeouts, retry budgets, ACK
+ * ranges, AETH syndromes, segmentation, the adaptive send window and
+ * where the next shadow WQE comes from.  No device state, no locks;
+ * kunit/shca_kunit_rc.c tests these exact functions.
+ */
+#ifndef SHCA_RC_REQ_LOGIC_H
+#define SHCA_RC_REQ_LOGIC_H
+
+#include <linux/log2.h>
+#include <linux/math.h>
+#include <linux/minmax.h>
+#include <linux/time64.h>
+#include <linux/types.h>
+
+#include "psn.h"
+
+#define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
+#define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
+#define SHCA_REQ_RNR_INFINITE	7	/* rnr_retry value: retry forever */
+
+/* Shadow slots added for internal operations on a QP that takes them. */
+#define SHCA_REQ_IOP_SLOTS	16
+
+/*
+ * A retry budget loaded from a QP attribute: shca_rc_retry_init_cnt()
+ * for retry_cnt (transport retries after a local ACK timeout; 7 is seven
+ * retries), shca_rc_retry_init_rnr() for rnr_retry (retries after an RNR
+ * NAK; 7 means forever).
+ */
+struct shca_rc_retry {
+	u8 left;		/* retries left, unless @infinite */
+	bool infinite;		/* never exhausted */
+};
+
+/*
+ * Adaptive send window, in PSNs.  Go-back-N resends everything in flight
+ * after a loss, so the window halves on every sequence NAK and falls to
+ * SHCA_REQ_MIN_WIN on a timeout; it doubles per round trip below
+ * @ssthresh and then grows by one PSN per window acknowledged.
+ */
+struct shca_rc_win {
+	u32 cur;		/* PSNs that may be unacknowledged */
+	u32 ssthresh;		/* end of the doubling phase */
+	u32 acc;		/* PSNs acknowledged towards the next +1 */
+};
+
+enum shca_rc_ack_class {
+	SHCA_RC_ACK_NEW,	/* acknowledges PSNs not yet acknowledged */
+	SHCA_RC_ACK_DUP,	/* stale or duplicate */
+	SHCA_RC_ACK_INVALID,	/* names a PSN never sent */
+};
+
+enum shca_rc_aeth_kind {
+	SHCA_RC_AETH_ACK,
+	SHCA_RC_AETH_RNR,
+	SHCA_RC_AETH_NAK_SEQ,
+	SHCA_RC_AETH_NAK_INV,
+	SHCA_RC_AETH_NAK_ACCESS,
+	SHCA_RC_AETH_NAK_OP,
+	SHCA_RC_AETH_BAD,
+};
+
+/* Where the next shadow WQE comes from (shca_req_fetch_src()). */
+enum shca_req_src {
+	SHCA_REQ_SRC_NONE,	/* no free shadow slot, or nothing may come */
+	SHCA_REQ_SRC_IOP,	/* the oldest queued internal operation */
+	SHCA_REQ_SRC_USER,	/* the SQ ring, if anything is posted there */
+};
+
+/*
+ * Each retransmit timeout without progress doubles the next wait, up to
+ * 2^SHCA_RC_RTO_BACKOFF_MAX times the QP's local ACK timeout.
+ */
+#define SHCA_RC_RTO_BACKOFF_MAX 4
+
+/**
+ * shca_rc_rto_ns - local ACK timeout for the QP attribute "timeout"
+ * @timeout: 5-bit attribute; 0 means no timer
+ *
+ * Return: 4.096 us * 2^@timeout in ns, 0 for no timeout.
+ */
+static inline u64 shca_rc_rto_ns(u8 timeout)
+{
+	if (!timeout)
+		return 0;
+	return 4096ULL << min_t(u8, timeout, 31);
+}
+
+/**
+ * shca_rc_rto_backoff_ns - the retransmit wait after timeouts
+ * @timeout: 5-bit QP attribute; 0 means no timer
+ * @backoff: timeouts in a row since the PSNs last advanced
+ *
+ * The IBTA value is the shortest the timer may be.  Waiting longer after
+ * each timeout that brought no progress lets a peer that is slow, not dead
+ * (a loaded host, an emulated CPU), answer before retry_cnt runs out,
+ * while the first retransmission still comes after the QP's own timeout.
+ *
+ * Return: shca_rc_rto_ns(@timeout) * 2^min(@backoff,
+ * SHCA_RC_RTO_BACKOFF_MAX), 0 for no timeout.
+ */
+static inline u64 shca_rc_rto_backoff_ns(u8 timeout, u8 backoff)
+{
+	return shca_rc_rto_ns(timeout) <<
+	       min_t(u8, backoff, SHCA_RC_RTO_BACKOFF_MAX);
+}
+
+/**
+ * shca_rc_rnr_ns - the RNR wait of an RNR NAK's timer field
+ * @code: 5-bit timer code (0 = 655.36 ms, 1 = 0.01 ms ... 31 = 491.52 ms)
+ *
+ * Return: nanoseconds.
+ */
+static inline u64 shca_rc_rnr_ns(u8 code)
+{
+	/* IBTA RNR NAK timer field encoding, in units of 10 us */
+	static const u32 rnr_10us[32] = {
+		65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+		256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
+		12288, 16384, 24576, 32768, 49152,
+	};
+
+	return (u64)rnr_10us[code & 31] * 10 * NSEC_PER_USEC;
+}
+
+/**
+ * shca_rc_retry_init_cnt - the timeout retry budget of a QP
+ * @r: budget to (re)load
+ * @retry_cnt: the QP attribute; every value, 7 included, is a count
+ */
+static inline void shca_rc_retry_init_cnt(struct shca_rc_retry *r,
+					  u8 retry_cnt)
+{
+	r->left = retry_cnt;
+	r->infinite = false;
+}
+
+/**
+ * shca_rc_retry_init_rnr - the RNR NAK retry budget of a QP
+ * @r: budget to (re)load
+ * @rnr_retry: the QP attribute; SHCA_REQ_RNR_INFINITE (7) retries forever
+ */
+static inline void shca_rc_retry_init_rnr(struct shca_rc_retry *r,
+					  u8 rnr_retry)
+{
+	r->left = rnr_retry;
+	r->infinite = rnr_retry == SHCA_REQ_RNR_INFINITE;
+}
+
+/**
+ * shca_rc_retry_take - consume one retry if any is left
+ * @r: budget; @r->left is decremented on success unless @r->infinite
+ *
+ * Return: true to retry, false when the retries are exhausted.
+ */
+static inline bool shca_rc_retry_take(struct shca_rc_retry *r)
+{
+	if (r->infinite)
+		return true;
+	if (!r->left)
+		return false;
+	r->left--;
+	return true;
+}
+
+/**
+ * shca_rc_ack_classify - what an ACK of every PSN up to @psn means
+ * @psn: PSN in the AETH-carrying response
+ * @una: oldest unacknowledged PSN
+ * @next_psn: one past the newest PSN sent
+ *
+ * Return: NEW if @psn is in [@una, @next_psn), DUP if it is older than
+ * @una, INVALID if it was never sent.
+ */
+static inline enum shca_rc_ack_class shca_rc_ack_classify(u32 psn, u32 una,
+							  u32 next_psn)
+{
+	if (shca_psn_in_window(psn, una, shca_psn_mask(next_psn - una)))
+		return SHCA_RC_ACK_NEW;
+	if (shca_psn_before(psn, una))
+		return SHCA_RC_ACK_DUP;
+	return SHCA_RC_ACK_INVALID;
+}
+
+/**
+ * shca_rc_aeth_kind - decode an AETH syndrome
+ * @syndrome: the 8-bit syndrome
+ *
+ * Return: ACK (0b000xxxxx), RNR NAK (0b001xxxxx), one of the four NAK
+ * codes (0b011000xx), or BAD for reserved encodings.
+ */
+static inline enum shca_rc_aeth_kind shca_rc_aeth_kind(u8 syndrome)
+{
+	switch (syndrome >> 5) {
+	case 0:
+		return SHCA_RC_AETH_ACK;
+	case 1:
+		return SHCA_RC_AETH_RNR;
+	case 3:
+		break;
+	default:
+		return SHCA_RC_AETH_BAD;
+	}
+	switch (syndrome & 0x1f) {
+	case 0:
+		return SHCA_RC_AETH_NAK_SEQ;
+	case 1:
+		return SHCA_RC_AETH_NAK_INV;
+	case 2:
+		return SHCA_RC_AETH_NAK_ACCESS;
+	case 3:
+		return SHCA_RC_AETH_NAK_OP;
+	default:
+		return SHCA_RC_AETH_BAD;
+	}
+}
+
+/**
+ * shca_rc_npkts - PSNs a message of @len bytes consumes
+ * @len: payload bytes
+ * @mtu: path MTU in bytes
+ * @read: RDMA READ (one PSN per response packet)
+ *
+ * Return: max(1, ceil(@len / @mtu)); the same for READ and other messages.
+ */
+static inline u32 shca_rc_npkts(u32 len, u32 mtu, bool read)
+{
+	return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+
+/**
+ * shca_rc_read_seg_end() - where the next READ request of a WQE ends
+ * @k: the response PSN it starts at (the WQE's PSNs sent so far)
+ * @end: end of the last request sent, 0 before the first
+ * @acked: response PSNs received, in order
+ * @npkts: response PSNs of the whole READ
+ * @win: the send window, in PSNs
+ *
+ * A READ is asked for a window at a time; the next request goes once
+ * every response to the last one arrived; a resend (@k inside the last
+ * request, after a go-back) asks for the rest of that request only.
+ *
+ * Return: the end of the request to send, or @k if it must wait.
+ */
+static inline u32 shca_rc_read_seg_end(u32 k, u32 end, u32 acked,
+				       u32 npkts, u32 win)
+{
+	if (k < end)
+		return end;
+	if (acked < k)
+		return k;
+	return k + min(npkts - k, max(win, 1U));
+}
+
+/**
+ * shca_rc_read_last_ok() - may READ response @k carry the LAST flag?
+ * @k: the response's index in the WQE
+ * @sent: the WQE's response PSNs asked for so far
+ * @npkts: response PSNs of the whole READ
+ * @last: whether it carries LAST
+ *
+ * A response's bytes depend on its PSN alone.  The WQE's last packet ends
+ * a response; another may only at the end of the request sent last, and
+ * need not (a response to an earlier, longer request, overtaken by a
+ * go-back).
+ *
+ * Return: true if the flag is where it may be.
+ */
+static inline bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts,
+					bool last)
+{
+	if (k == npkts - 1)
+		return last;
+	return !last || k + 1 == sent;
+}
+
+/**
+ * shca_rc_win_reset - the window of a fresh connection: fully open
+ * @win: window
+ */
+static inline void shca_rc_win_reset(struct shca_rc_win *win)
+{
+	win->cur = SHCA_REQ_MAX_UNACKED;
+	win->ssthresh = SHCA_REQ_MAX_UNACKED;
+	win->acc = 0;
+}
+
+/**
+ * shca_rc_win_grow - @acked more PSNs were acknowledged
+ * @win: window
+ * @acked: newly acknowledged PSNs
+ *
+ * Below ssthresh the window grows by @acked (doubling per round trip),
+ * above it by one PSN per full window acknowledged; never beyond
+ * SHCA_REQ_MAX_UNACKED.
+ */
+static inline void shca_rc_win_grow(struct shca_rc_win *win, u32 acked)
+{
+	if (win->cur >= SHCA_REQ_MAX_UNACKED)
+		return;
+	if (win->cur < win->ssthresh) {
+		win->cur = min3(win->cur + acked, win->ssthresh,
+				(u32)SHCA_REQ_MAX_UNACKED);
+		return;
+	}
+	win->acc += acked;
+	while (win->acc >= win->cur && win->cur < SHCA_REQ_MAX_UNACKED) {
+		win->acc -= win->cur;
+		win->cur++;
+	}
+}
+
+/**
+ * shca_rc_win_loss - a loss was detected
+ * @win: window
+ * @timeout: by the retransmit timer (else by a sequence NAK)
+ *
+ * ssthresh becomes half the window; a NAK continues from there, a
+ * timeout restarts from SHCA_REQ_MIN_WIN.
+ */
+static inline void shca_rc_win_loss(struct shca_rc_win *win, bool timeout)
+{
+	win->ssthresh = max_t(u32, win->cur / 2, SHCA_REQ_MIN_WIN);
+	win->cur = timeout ? SHCA_REQ_MIN_WIN : win->ssthresh;
+	win->acc = 0;
+}
+
+/**
+ * shca_req_shadow_entries() - slots of a QP's shadow queue
+ * @sq_entries: entries of the SQ ring (a power of two)
+ * @iops: the QP takes internal operations
+ *
+ * Return: @sq_entries, or with @iops the power of two that also holds
+ * SHCA_REQ_IOP_SLOTS internal operations.
+ */
+static inline u32 shca_req_shadow_entries(u32 sq_entries, bool iops)
+{
+	return iops ? roundup_pow_of_two(sq_entries + SHCA_REQ_IOP_SLOTS) :
+		      sq_entries;
+}
+
+/**
+ * shca_req_fetch_src() - where the next shadow WQE comes from
+ * @shadows: shadows in use (fetched, not retired)
+ * @nwqes: slots of the shadow queue
+ * @iop_queued: an internal operation is queued
+ * @user_shadows: shadows that hold user WQEs
+ * @user_entries: entries of the SQ ring
+ *
+ * Internal operations go first while a slot is free.  The SQ ring is
+ * asked when a slot is free, and also when it has all its entries in
+ * shadows: then nothing can be copied from it (shca_req_fetch_user()
+ * refuses a producer index beyond them), but a hostile producer index is
+ * noticed there as it always was.
+ *
+ * Return: SHCA_REQ_SRC_IOP, SHCA_REQ_SRC_USER or SHCA_REQ_SRC_NONE.
+ */
+static inline enum shca_req_src shca_req_fetch_src(u32 shadows, u32 nwqes,
+						   bool iop_queued,
+						   u32 user_shadows,
+						   u32 user_entries)
+{
+	bool room = shadows < nwqes;
+
+	if (room && iop_queued)
+		return SHCA_REQ_SRC_IOP;
+	if (room || user_shadows >= user_entries)
+		return SHCA_REQ_SRC_USER;
+	return SHCA_REQ_SRC_NONE;
+}
+
+#endif /* SHCA_RC_REQ_LOGIC_H */
