@@ -215,23 +215,25 @@ snap() {
 	n=${#SNAP[@]}
 	[ "$n" -gt 0 ]
 }
+# delta NAME: counter NAME's growth from the snapshot before the last
+# snap (in before[], a local of counter_report) to SNAP.
+delta() {
+	echo $(( ${SNAP[$1]:-0} - ${before[$1]:-0} ))
+}
 counter_report() {
-	local k out=
+	local k out='' fatal icrc mal lost
 	local -A before=()
 	[ "$DRV" = shca ] || return 0
 	for k in "${!SNAP[@]}"; do before[$k]=${SNAP[$k]}; done
 	snap
 	for k in tx_packets rx_packets rc_retransmits rc_timeouts rc_seq_naks_rcvd rc_seq_naks_sent \
 		rc_dup_requests rc_dup_acks rc_rnr_naks_rcvd rx_dropped rx_no_qp rx_bad_path; do
-		out+=" $k +$(( ${SNAP[$k]:-0} - ${before[$k]:-0} ))"
+		out+=" $k +$(delta "$k")"
 	done
 	echo "# $PH: counters of $ROLE's $DEV:$out"
-	DELTA_RETX=$(( ${SNAP[rc_retransmits]:-0} - ${before[rc_retransmits]:-0} ))
-	local fatal=$(( ${SNAP[qp_fatal]:-0} - ${before[qp_fatal]:-0} ))
-	local icrc=$(( ${SNAP[rx_bad_icrc]:-0} - ${before[rx_bad_icrc]:-0} ))
-	local mal=$(( ${SNAP[rx_malformed]:-0} - ${before[rx_malformed]:-0} ))
-	local lost=$(( ${SNAP[rc_timeouts]:-0} - ${before[rc_timeouts]:-0} +
-		${SNAP[rc_seq_naks_rcvd]:-0} - ${before[rc_seq_naks_rcvd]:-0} ))
+	DELTA_RETX=$(delta rc_retransmits)
+	fatal=$(delta qp_fatal) icrc=$(delta rx_bad_icrc) mal=$(delta rx_malformed)
+	lost=$(( $(delta rc_timeouts) + $(delta rc_seq_naks_rcvd) ))
 	if [ "$fatal" = 0 ] && [ "$icrc" = 0 ] && [ "$mal" = 0 ]; then
 		ok "$PH: no fatal QP error, no bad ICRC, no malformed packet ($DRV)"
 	else
