@@ -60,6 +60,10 @@ static void shca_ring_chunk_test(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, shca_ring_chunk_shift(100, 12), 12U);
 	KUNIT_EXPECT_EQ(test, shca_ring_chunk_shift(8192, 12), 13U);
+	/* 32 KiB of entries and a control page: 32 KiB + 4 KiB, not 64 KiB */
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_shift(36864, 12), 15U);
+	KUNIT_EXPECT_EQ(test, shca_ring_chunk_shift((1ULL << 16) + 4096, 12),
+			16U);
 	KUNIT_EXPECT_EQ(test, shift, (u32)SHCA_RING_CHUNK_SHIFT_MAX);
 
 	/*

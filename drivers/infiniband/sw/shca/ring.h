@@ -77,10 +77,16 @@ static inline u64 shca_ring_bytes(u32 entries, u32 entry_shift)
 	return shca_ring_entries_offset(entry_shift) + ((u64)entries << entry_shift);
 }
 
-/* Chunk size for a ring of @bytes: one page at least, capped. */
+/*
+ * Chunk size for a ring of @bytes (page aligned): the largest power of two
+ * that fits in it, one page at least, capped.  A ring is a power-of-two
+ * entry array plus the control block's page, and dma_alloc_coherent()
+ * takes a power-of-two number of pages for each allocation: as one chunk,
+ * 2^n + 1 pages would take 2^(n+1); cut at 2^n they take what they use.
+ */
 static inline u32 shca_ring_chunk_shift(u64 bytes, u32 page_shift)
 {
-	u32 shift = bytes > 1 ? order_base_2(bytes) : 0;
+	u32 shift = bytes > 1 ? ilog2(bytes) : 0;
 
 	return clamp_t(u32, shift, page_shift, SHCA_RING_CHUNK_SHIFT_MAX);
 }
