@@ -98,6 +98,7 @@ fi
 E2E_SUITE=bench
 . "$top/scripts/e2e/lib.sh"
 . "$top/scripts/e2e/benchlib.sh"
+. "$top/scripts/e2e/nvmetlib.sh"
 N4K=${SHCA_BENCH_N_4K:-5000}
 N64K=${SHCA_BENCH_N_64K:-2000}
 NQ16=${SHCA_BENCH_N_Q16:-1000}
@@ -308,44 +309,6 @@ bench_pp() {
 
 NQN=nqn.2026-11.org.shca:bench
 NV_ADDR=10.96.0.1
-CFG=/sys/kernel/config/nvmet
-
-nvmf_target_up() {
-	local s=$CFG/subsystems/$NQN
-	modprobe -a configfs brd nvmet nvmet-rdma nvme-rdma || return 1
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	if [ "$(blockdev --getsize64 /dev/ram0 2>/dev/null)" != $((64 << 20)) ]; then
-		rmmod brd 2>/dev/null
-		modprobe brd rd_nr=1 rd_size=$((64 * 1024)) || return 1
-	fi
-	mkdir "$s" && echo 1 >"$s/attr_allow_any_host" && mkdir "$s/namespaces/1" &&
-		echo -n /dev/ram0 >"$s/namespaces/1/device_path" &&
-		echo 1 >"$s/namespaces/1/enable" && mkdir "$CFG/ports/1" &&
-		echo rdma >"$CFG/ports/1/addr_trtype" && echo ipv4 >"$CFG/ports/1/addr_adrfam" &&
-		echo "$NV_ADDR" >"$CFG/ports/1/addr_traddr" &&
-		echo 4420 >"$CFG/ports/1/addr_trsvcid" &&
-		ln -s "$s" "$CFG/ports/1/subsystems/$NQN"
-}
-
-nvmf_target_down() {
-	local s=$CFG/subsystems/$NQN
-	rm -f "$CFG/ports/1/subsystems/$NQN"
-	rmdir "$CFG/ports/1" 2>/dev/null
-	[ -e "$s/namespaces/1/enable" ] && echo 0 >"$s/namespaces/1/enable"
-	rmdir "$s/namespaces/1" "$s" 2>/dev/null
-}
-
-# nvmf_connect: NVME_CTRL := the new controller (nvmeN)
-nvmf_connect() {
-	local out
-	exec 3<>/dev/nvme-fabrics || return 1
-	echo "transport=rdma,traddr=$NV_ADDR,trsvcid=4420,nqn=$NQN" >&3 || { exec 3>&-; return 1; }
-	read -r out <&3
-	exec 3>&-
-	NVME_CTRL=nvme${out#instance=}
-	NVME_CTRL=${NVME_CTRL%%,*}
-	[ -e "/sys/class/nvme/$NVME_CTRL" ]
-}
 
 nvmf_ns() {
 	local d
@@ -364,7 +327,8 @@ bench_fio() {
 		return 0
 	fi
 	NVME_CTRL=
-	if nvmf_target_up && nvmf_connect && wait_for 120 nvmf_ns; then
+	if nvmet_export "$NQN" "$NV_ADDR" 64 && nvme_connect "$NQN" "$NV_ADDR" &&
+		wait_for 120 nvmf_ns; then
 		dev=$(nvmf_ns)
 		if timeout 600 fio --name=randread --filename="$dev" --rw=randread --bs=4k \
 			--direct=1 --ioengine=libaio --iodepth=16 --numjobs=1 \
@@ -378,11 +342,8 @@ bench_fio() {
 	else
 		echo "# bench: $col: NVMe-oF setup failed: $(dmesg | tail -n 3 | tr '\n' ' ')"
 	fi
-	if [ -n "$NVME_CTRL" ] && [ -e "/sys/class/nvme/$NVME_CTRL/delete_controller" ]; then
-		echo 1 >"/sys/class/nvme/$NVME_CTRL/delete_controller"
-		wait_for 120 eval "! test -e /sys/class/nvme/$NVME_CTRL"
-	fi
-	nvmf_target_down
+	nvme_disconnect
+	nvmet_unexport "$NQN"
 	modprobe -r nvme-rdma nvmet-rdma nvmet 2>/dev/null
 }
 

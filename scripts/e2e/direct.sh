@@ -289,25 +289,6 @@ dx_ok() {
 	return 1
 }
 
-# run_case NAME WAIT SRVNS SRVCMD CLINS CLICMD CHECK: pair_run (with its
-# retries of perftest's r^2 failure), then one verdict line.
-run_case() {
-	local name=$1 chk=$7 why t0=$SECONDS
-	pair_run "$@"
-	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
-	if [ "$PAIR_NOREPORT" = 1 ]; then
-		not_ok "$name" "no report in 3 tries (perftest's r^2 check under TCG)"
-	elif [ "$PAIR_CRC" != 0 ] || [ "$PAIR_SRC" != 0 ]; then
-		not_ok "$name" "client rc=$PAIR_CRC: $(gist "$E2E_CLI_LOG" 6) | server rc=$PAIR_SRC: $(gist "$E2E_SRV_LOG" 6)"
-	elif ! why=$("$chk" "$E2E_SRV_LOG" "$E2E_CLI_LOG" 2>&1); then
-		not_ok "$name" "$why"
-	else
-		ok "$name"
-		return 0
-	fi
-	return 1
-}
-
 # verified NAME [DXFER CLIENT ARGS]: a short dxfer run across the namespaces
 # (all three operations), verified; to the server address $DX_ADDR (by
 # default B's IPv4 address).
@@ -315,7 +296,7 @@ verified() {
 	local name=$1 addr=${DX_ADDR:-$AB}
 	shift
 	next_port
-	run_case "$name" cm "$NB" "$DXFER -s -a $addr -p $PORT -W $WD" \
+	pair_case "$name" cm "$NB" "$DXFER -s -a $addr -p $PORT -W $WD" \
 		"$NA" "$DXFER -c -a $addr -p $PORT -W $WD ${*:--o wrs -S 256K -n 4}" dx_ok
 }
 
@@ -462,7 +443,7 @@ bw_case() {
 	local cdev=$9 cgid=${10} addr=${11}
 	e2e_selected "$name" || return 0
 	snap a "$sdev" "$cdev"
-	run_case "$name" tcp:18515 \
+	pair_case "$name" tcp:18515 \
 		"$sns" "ib_${op}_bw -d $sdev -x $sgid -F $opts" \
 		"$cns" "ib_${op}_bw -d $cdev -x $cgid -F $opts $addr" bw_ok
 	snap b "$sdev" "$cdev"
@@ -482,7 +463,7 @@ clean_mode() {
 	e2e_selected "$name" || return 0
 	snap a "$sdev" "$cdev"
 	next_port
-	run_case "$name" cm "$sns" "$DXFER -s -a $addr -p $PORT -W 120" \
+	pair_case "$name" cm "$sns" "$DXFER -s -a $addr -p $PORT -W 120" \
 		"$cns" "$DXFER -c -a $addr -p $PORT -W 120 -o rws -S $BIG -n $BIGN -w 2" dx_ok
 	snap b "$sdev" "$cdev"
 	path_case "$name" a b "$path" "$sdev" "$cdev"
@@ -686,7 +667,7 @@ converse_case() {
 	e2e_selected "$name" || return 0
 	[ "$chk" = dx_ok ] && wait=cm
 	snap a "$DA" "$DB"
-	run_case "$name" $wait "$NB" "$3" "$NA" "$4" "$chk"
+	pair_case "$name" $wait "$NB" "$3" "$NA" "$4" "$chk"
 	snap b "$DA" "$DB"
 	path_case "$name" a b "$CONVERSE_PATH" "$DA" "$DB"
 	if [ "$CONVERSE_PATH" = wire ]; then
@@ -730,7 +711,7 @@ rnr_case() {
 	local name="ib_send_bw 4 KiB x$RNRN into a 4-deep receive queue" seq
 	e2e_selected "$name" || return 0
 	snap a "$DA" "$DB"
-	run_case "$name" tcp:18515 \
+	pair_case "$name" tcp:18515 \
 		"$NB" "ib_send_bw -d $DB -x $GB4 -F -s 4096 -n $RNRN -r 4" \
 		"$NA" "ib_send_bw -d $DA -x $GA4 -F -s 4096 -n $RNRN -t 64 $AB" bw_ok
 	snap b "$DA" "$DB"

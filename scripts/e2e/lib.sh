@@ -5,6 +5,8 @@
 
 E2E_SUITE=${E2E_SUITE:-e2e}
 E2E_FAILED=0
+# this file's folder, scripts/e2e (the suites and progs/ beside them)
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 ok() { echo "ok - $E2E_SUITE: $1"; }
 not_ok() { echo "not ok - $E2E_SUITE: $1: $2"; E2E_FAILED=$((E2E_FAILED + 1)); }
@@ -231,19 +233,34 @@ solo_setup() {
 	wait_for 90 rdma_gid "$1" "$4"
 }
 
-# server_reap PID: wait up to 120 s for the background server PID (a
-# child of this shell) to exit; SERVER_RC is its exit status, or "hung"
-# if it had to be killed.
+# solo_cases DEV VETH ADDR GIDPAT PROG [ARGS...]: DEV alone on a fresh
+# VETH (solo_setup), the Python case program progs/PROG run on it with
+# --dev DEV ARGS (exits_ok), then DEV and VETH deleted.
+solo_cases() {
+	local dev=$1 veth=$2 prog=$5
+	check "setup $dev on $veth" solo_setup "$dev" "$veth" "$3" "$4"
+	shift 5
+	exits_ok "$prog exits 0" /usr/bin/python3 "$E2E_DIR/progs/$prog" --dev "$dev" "$@"
+	check "rdma link delete" rdma link delete "$dev"
+	ip link del "$veth"
+}
+
+# server_reap PID: wait up to 120 s for the background process PID (a
+# child of this shell: a server, a receiver) to exit; SERVER_RC is its
+# exit status, or "hung" if it had to be killed (SIGKILL: a hung process
+# may not take SIGTERM, and the wait for it must end).  Returns 0 when it
+# exited 0.
 server_reap() {
 	wait_for 120 _gone "$1"
 	if kill -0 "$1" 2>/dev/null; then
-		kill "$1" 2>/dev/null
+		kill -9 "$1" 2>/dev/null
 		wait "$1" 2>/dev/null
 		SERVER_RC=hung
 	else
 		wait "$1"
 		SERVER_RC=$?
 	fi
+	[ "$SERVER_RC" = 0 ]
 }
 
 # tap_relay FILE: turn a test program's "ok - X" / "not ok - X" lines in
@@ -296,32 +313,30 @@ _gone() { ! kill -0 "$1" 2>/dev/null; }
 # is killed and fails the case.
 E2E_T=${E2E_T:-300}
 pair_case() {
-	local name=$1 wait=$2 sns=$3 scmd=$4 cns=$5 ccmd=$6 chk=${7:-}
-	local slug srv crc src=0 why t0=$SECONDS
+	local name=$1 chk=${7:-} t0=$SECONDS
 	e2e_selected "$name" || return 0
-	slug=$(echo "$E2E_SUITE-$name" | tr -c 'A-Za-z0-9.\n-' '_')
-	local slog=$E2E_LOGS/$slug.srv clog=$E2E_LOGS/$slug.cli
-	E2E_SRV_LOG=$slog E2E_CLI_LOG=$clog
-	# shellcheck disable=SC2086
-	$sns timeout "$E2E_T" $scmd >"$slog" 2>&1 &
-	srv=$!
-	case "$wait" in
-	tcp:*) wait_for 120 tcp_listening "$srv" "${wait#tcp:}" ;;
-	cm) wait_cm_listen ;;
-	esac
-	# shellcheck disable=SC2086
-	$cns timeout "$E2E_T" $ccmd >"$clog" 2>&1
-	crc=$?
-	server_reap "$srv"
-	src=$SERVER_RC
+	pair_run "$@"
 	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
-	if [ "$crc" != 0 ] || [ "$src" != 0 ]; then
-		not_ok "$name" "client rc=$crc: $(gist "$clog" 6) | server rc=$src: $(gist "$slog" 6)"
-	elif [ -n "$chk" ] && ! why=$("$chk" "$slog" "$clog" 2>&1); then
+	pair_verdict "$name" "$chk"
+}
+
+# pair_verdict NAME [CHECK]: the case NAME from the last run (PAIR_CRC,
+# PAIR_SRC, PAIR_NOREPORT and the logs E2E_SRV_LOG, E2E_CLI_LOG, as
+# pair_run leaves them): it passes when both sides exited 0 and, if
+# given, CHECK SRVLOG CLILOG succeeds.  Returns 0 when it passed.
+pair_verdict() {
+	local name=$1 chk=${2:-} why
+	if [ "${PAIR_NOREPORT:-0}" = 1 ]; then
+		not_ok "$name" "no report in 3 tries (perftest's r^2 check under TCG)"
+	elif [ "$PAIR_CRC" != 0 ] || [ "$PAIR_SRC" != 0 ]; then
+		not_ok "$name" "client rc=$PAIR_CRC: $(gist "$E2E_CLI_LOG" 6) | server rc=$PAIR_SRC: $(gist "$E2E_SRV_LOG" 6)"
+	elif [ -n "$chk" ] && ! why=$("$chk" "$E2E_SRV_LOG" "$E2E_CLI_LOG" 2>&1); then
 		not_ok "$name" "$why"
 	else
 		ok "$name"
+		return 0
 	fi
+	return 1
 }
 
 # pair_setup MODE: create the two ends of a test and set
@@ -478,7 +493,7 @@ has_text() {
 }
 
 # pair_run NAME WAIT SRVNS SRVCMD CLINS CLICMD: pair_case's run without a
-# verdict.  PAIR_CRC and PAIR_SRC are the client's and the server's exit
+# verdict (pair_verdict gives it).  PAIR_CRC and PAIR_SRC are the client's and the server's exit
 # status ("hung" if the server had to be killed); the logs are in
 # E2E_SRV_LOG and E2E_CLI_LOG.  A perftest run that gave up with "Can't
 # produce a report" (its r^2 check of the TSC, under TCG) runs again, at

@@ -11,10 +11,10 @@ set -u
 E2E_SUITE=nvmeof
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
+. "$here/nvmetlib.sh"
 
 NQN=nqn.2026-11.org.shca:nvmeof-e2e
 ADDR=10.96.0.1
-CFG=/sys/kernel/config/nvmet
 SIZE_MB=32
 # The data files live in the guest's tmpfs (TMPDIR), not with the logs on
 # the host share: 9p moved them at well under 1 MB/s under make check's
@@ -36,45 +36,6 @@ nvme_ns() {
 }
 
 
-target_setup() {
-	local s=$CFG/subsystems/$NQN
-	mkdir "$s" &&
-	echo 1 > "$s/attr_allow_any_host" &&
-	mkdir "$s/namespaces/1" &&
-	echo -n /dev/ram0 > "$s/namespaces/1/device_path" &&
-	echo 1 > "$s/namespaces/1/enable" &&
-	mkdir "$CFG/ports/1" &&
-	echo rdma > "$CFG/ports/1/addr_trtype" &&
-	echo ipv4 > "$CFG/ports/1/addr_adrfam" &&
-	echo "$ADDR" > "$CFG/ports/1/addr_traddr" &&
-	echo 4420 > "$CFG/ports/1/addr_trsvcid" &&
-	ln -s "$s" "$CFG/ports/1/subsystems/$NQN"
-}
-
-target_teardown() {
-	local s=$CFG/subsystems/$NQN
-	rm -f "$CFG/ports/1/subsystems/$NQN"
-	rmdir "$CFG/ports/1" 2>/dev/null
-	[ -e "$s/namespaces/1/enable" ] && echo 0 > "$s/namespaces/1/enable"
-	rmdir "$s/namespaces/1" 2>/dev/null
-	rmdir "$s" 2>/dev/null
-	[ ! -e "$s" ] && [ ! -e "$CFG/ports/1" ]
-}
-
-# connect: echo the options to /dev/nvme-fabrics; it answers with
-# "instance=N,cntlid=M" on the same open file.
-host_connect() {
-	local out
-	exec 3<>/dev/nvme-fabrics || return 1
-	echo "transport=rdma,traddr=$ADDR,trsvcid=4420,nqn=$NQN" >&3 || { exec 3>&-; return 1; }
-	read -r out <&3
-	exec 3>&-
-	CTRL=nvme${out#instance=}
-	CTRL=${CTRL%%,*}
-	echo "# connected: $out ($CTRL)"
-	[ -e "/sys/class/nvme/$CTRL" ]
-}
-
 check "setup shca0 on nv0" solo_setup shca0 nv0 "$ADDR" ffff:0a60:0001
 caps=$(ibv_devinfo -v -d shca0)
 for f in max_mw; do
@@ -89,30 +50,26 @@ fi
 
 check "modules load" modprobe -a configfs brd nvmet nvmet-rdma nvme-rdma
 mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-check "nvmet in configfs" test -d $CFG/subsystems
-[ -b /dev/ram0 ] || { rmmod brd; modprobe brd rd_nr=1 rd_size=$((SIZE_MB * 1024)); }
-# brd's default size is 4 MiB on some configs: reload with ours
-if [ "$(blockdev --getsize64 /dev/ram0 2>/dev/null)" != $((SIZE_MB << 20)) ]; then
-	rmmod brd && modprobe brd rd_nr=1 rd_size=$((SIZE_MB * 1024))
-fi
+check "nvmet in configfs" test -d $NVMET_CFG/subsystems
+check "RAM disk of $SIZE_MB MiB" nvmet_ramdisk "$SIZE_MB"
 expect_eq "RAM disk size" "$(blockdev --getsize64 /dev/ram0)" $((SIZE_MB << 20))
-check "target configured (configfs)" target_setup
+check "target configured (configfs)" nvmet_export "$NQN" "$ADDR" "$SIZE_MB"
 
-CTRL=
-if host_connect; then
+NVME_CTRL=
+if nvme_connect "$NQN" "$ADDR"; then
 	ok "connect over RDMA to $ADDR:4420"
 else
 	not_ok "connect over RDMA to $ADDR:4420" "$(dmesg | tail -n 5 | tr '\n' ' ')"
 fi
 
 ns=
-if [ -n "$CTRL" ] && wait_for 120 nvme_ns; then
+if [ -n "$NVME_CTRL" ] && wait_for 120 nvme_ns; then
 	ns=$(nvme_ns)
 	wait_for 60 test -b "/dev/$ns"
 	ok "namespace /dev/$ns"
 	expect_eq "namespace size" "$(blockdev --getsize64 "/dev/$ns")" $((SIZE_MB << 20))
 else
-	not_ok "namespace" "no block device for '$CTRL'"
+	not_ok "namespace" "no block device for '$NVME_CTRL'"
 fi
 
 if [ -n "$ns" ]; then
@@ -156,15 +113,14 @@ if [ -n "$ns" ]; then
 	expect_eq "no failed memory operation" "$(dev_stat shca0 mem_op_errs)" 0
 fi
 
-if [ -n "$CTRL" ]; then
-	echo 1 > "/sys/class/nvme/$CTRL/delete_controller"
-	if wait_for 120 eval "! test -e /sys/class/nvme/$CTRL"; then
-		ok "disconnect ($CTRL deleted)"
+if [ -n "$NVME_CTRL" ]; then
+	if nvme_disconnect; then
+		ok "disconnect ($NVME_CTRL deleted)"
 	else
-		not_ok "disconnect" "$CTRL still there"
+		not_ok "disconnect" "$NVME_CTRL still there"
 	fi
 fi
-check "target torn down" target_teardown
+check "target torn down" nvmet_unexport "$NQN"
 check "unload nvme-rdma, nvmet-rdma, nvmet" modprobe -r nvme-rdma nvmet-rdma nvmet
 rm -rf "$W"
 check "rdma link delete" rdma link delete shca0

@@ -82,11 +82,7 @@ fi
 pair_teardown
 
 if want lifecycle; then
-	check "setup shca9 on srq0" solo_setup shca9 srq0 10.96.0.1 ffff:0a60:0001
-	exits_ok "srq_cases.py exits 0" /usr/bin/python3 "$here/progs/srq_cases.py" --dev shca9
-
-	check "rdma link delete" rdma link delete shca9
-	ip link del srq0
+	solo_cases shca9 srq0 10.96.0.1 ffff:0a60:0001 srq_cases.py
 fi
 check "unload shca (no SRQ left behind)" modprobe -r shca
 e2e_finish

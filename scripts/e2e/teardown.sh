@@ -58,15 +58,8 @@ _ready_or_gone() { grep -q '^busy_all: ready' "$BLOG" || _gone "$BPID"; }
 # busy_reap: wait up to 120 s for busy_all to exit (killed if it does
 # not); BRC is its exit status, or "hung".
 busy_reap() {
-	wait_for 120 _gone "$BPID"
-	if kill -0 "$BPID" 2>/dev/null; then
-		kill -9 "$BPID" 2>/dev/null
-		wait "$BPID" 2>/dev/null
-		BRC=hung
-	else
-		wait "$BPID"
-		BRC=$?
-	fi
+	server_reap "$BPID"
+	BRC=$SERVER_RC
 }
 
 # busy_shows: the last lines of its log, for a "not ok" line.

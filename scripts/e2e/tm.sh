@@ -99,15 +99,8 @@ stress_case() {
 			>"$slog" 2>&1
 		crc=$?
 	fi
-	wait_for 120 _gone "$rpid"
-	if kill -0 "$rpid" 2>/dev/null; then
-		kill -9 "$rpid" 2>/dev/null
-		wait "$rpid" 2>/dev/null
-		rrc=hung
-	else
-		wait "$rpid"
-		rrc=$?
-	fi
+	server_reap "$rpid"
+	rrc=$SERVER_RC
 	tm_counts "$DB" r1 "$rlog.c1"
 	tm_counts "$DA" s1 "$slog.c1"
 	tap_relay "$rlog"

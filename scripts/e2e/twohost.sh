@@ -55,30 +55,24 @@ case "$ROLE" in a | b) ;; *) not_ok "role" "SHCA_PAIR_ROLE=$ROLE (a or b)"; exit
 DEV=th0
 DXFER=$(prog dxfer) || exit 1
 . "$here/pairlib.sh"
+. "$here/nvmetlib.sh"
 pair_mailbox
 
-# Checks of one side's log.
-pp_side() {
-	grep -q 'bytes in .* seconds' "$1" && return 0
-	echo "no pingpong summary: $(tail1 "$1")"
+# Checks of one side's log: side_has LOG REGEX WHAT passes when a line
+# of LOG matches REGEX, and otherwise says WHAT is missing.
+side_has() {
+	grep -q "$2" "$1" && return 0
+	echo "$3: $(tail1 "$1" 3)"
 	return 1
 }
-xsrq_side() {
-	grep -q '^success' "$1" && return 0
-	echo "no success line: $(tail1 "$1")"
-	return 1
-}
+pp_side() { side_has "$1" 'bytes in .* seconds' "no pingpong summary"; }
+xsrq_side() { side_has "$1" '^success' "no success line"; }
+dx_side() { side_has "$1" 'dxfer [a-z]*: all data verified' "not verified"; }
 rping_side() {
 	! grep -qi 'data mismatch\|error' "$1" && return 0
 	echo "rping reported: $(grep -hi 'mismatch\|error' "$1" | head -n 2 | tr '\n' ' ')"
 	return 1
 }
-dx_side() {
-	grep -q 'dxfer [a-z]*: all data verified' "$1" && return 0
-	echo "not verified: $(tail1 "$1" 3)"
-	return 1
-}
-
 
 pingpongs() {
 	local p srv
@@ -115,28 +109,14 @@ dx_case() {
 
 # --- NVMe-oF: the target on b, the initiator on a -------------------------------
 NQN=nqn.2026-11.org.shca:twohost
-NVCFG=/sys/kernel/config/nvmet
 nv_target_up() {
-	local d=$NVCFG/subsystems/$NQN
-	modprobe -a configfs brd nvmet nvmet-rdma || return 1
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
-	[ -b /dev/ram0 ] && [ "$(blockdev --getsize64 /dev/ram0)" = $((32 << 20)) ] ||
-		{ rmmod brd 2>/dev/null; modprobe brd rd_nr=1 rd_size=32768; } || return 1
-	mkdir "$d" && echo 1 >"$d/attr_allow_any_host" &&
-	mkdir "$d/namespaces/1" && echo -n /dev/ram0 >"$d/namespaces/1/device_path" &&
-	echo 1 >"$d/namespaces/1/enable" && mkdir "$NVCFG/ports/1" &&
-	echo rdma >"$NVCFG/ports/1/addr_trtype" && echo ipv4 >"$NVCFG/ports/1/addr_adrfam" &&
-	echo "$ME4" >"$NVCFG/ports/1/addr_traddr" && echo 4420 >"$NVCFG/ports/1/addr_trsvcid" &&
-	ln -s "$d" "$NVCFG/ports/1/subsystems/$NQN"
+	nvmet_export "$NQN" "$ME4" 32
 }
 nv_target_down() {
-	local d=$NVCFG/subsystems/$NQN
-	rm -f "$NVCFG/ports/1/subsystems/$NQN"
-	rmdir "$NVCFG/ports/1" 2>/dev/null
-	[ -e "$d/namespaces/1/enable" ] && echo 0 >"$d/namespaces/1/enable"
-	rmdir "$d/namespaces/1" "$d" 2>/dev/null
+	local rc=0
+	nvmet_unexport "$NQN" || rc=1
 	modprobe -r nvmet-rdma nvmet brd 2>/dev/null
-	[ ! -e "$d" ]
+	return $rc
 }
 nv_ns() {
 	local d
@@ -149,15 +129,8 @@ nv_ns() {
 # random blocks with a CRC32C in each and reads every one back
 # (--verify), disconnect.
 nv_initiator() {
-	local out ctrl rc
-	modprobe nvme-rdma || return 1
-	exec 3<>/dev/nvme-fabrics || return 1
-	echo "transport=rdma,traddr=$PEER4,trsvcid=4420,nqn=$NQN" >&3 || { exec 3>&-; return 1; }
-	read -r out <&3
-	exec 3>&-
-	ctrl=nvme${out#instance=}
-	ctrl=${ctrl%%,*}
-	echo "connected: $out ($ctrl)"
+	local rc
+	nvme_connect "$NQN" "$PEER4" || return 1
 	wait_for 120 nv_ns || { echo "no namespace"; return 1; }
 	wait_for 60 test -b "/dev/$NVNS"
 	fio --name=twohost --filename="/dev/$NVNS" --rw=randwrite --bs=4k --size=16M \
@@ -165,8 +138,7 @@ nv_initiator() {
 		--verify_fatal=1 --output-format=terse --terse-version=3 >"$1" 2>&1
 	rc=$?
 	echo "fio exit $rc: $(cut -d';' -f1-7 "$1" | tail -n 1)"
-	echo 1 >"/sys/class/nvme/$ctrl/delete_controller"
-	wait_for 120 eval "! test -e /sys/class/nvme/$ctrl"
+	nvme_disconnect
 	modprobe -r nvme-rdma
 	return $rc
 }

@@ -41,22 +41,6 @@ ok "setup shca pair"
 declare -A GA=([4]=$GA4 [6]=$GA6) GB=([4]=$GB4 [6]=$GB6)
 PIDS=()
 
-# reap PID: wait for PID (killed if still running 120 s on); REAPED is
-# "rc=N" or "hung", for failure messages; returns its status.
-reap() {
-	wait_for 120 _gone "$1"
-	if kill -0 "$1" 2>/dev/null; then
-		kill -9 "$1" 2>/dev/null
-		wait "$1" 2>/dev/null
-		REAPED=hung
-		return 1
-	fi
-	wait "$1"
-	set -- $?
-	REAPED=rc=$1
-	return "$1"
-}
-
 # xsrq_case NAME V CLIENTS ARGS: an ibv_xsrq_pingpong server in shca-b
 # (-c CLIENTS) and CLIENTS clients in shca-a at once over the IPv<V> GIDs;
 # every process exits 0 after printing "success".
@@ -76,11 +60,11 @@ xsrq_case() {
 		pids+=($!)
 	done
 	for i in $(seq 1 "$n"); do
-		reap "${pids[$((i - 1))]}" && grep -q '^success' "$E2E_LOGS/$slug.cli$i" ||
-			why+="client $i $REAPED: $(gist "$E2E_LOGS/$slug.cli$i") "
+		server_reap "${pids[$((i - 1))]}" && grep -q '^success' "$E2E_LOGS/$slug.cli$i" ||
+			why+="client $i rc=$SERVER_RC: $(gist "$E2E_LOGS/$slug.cli$i") "
 	done
-	reap "$srv" && grep -q '^success' "$E2E_LOGS/$slug.srv" ||
-		why+="server $REAPED: $(gist "$E2E_LOGS/$slug.srv")"
+	server_reap "$srv" && grep -q '^success' "$E2E_LOGS/$slug.srv" ||
+		why+="server rc=$SERVER_RC: $(gist "$E2E_LOGS/$slug.srv")"
 	echo "# $E2E_SUITE: $name: $((SECONDS - t0)) s"
 	if [ -n "$why" ]; then not_ok "$name" "$why"; else ok "$name"; fi
 }
@@ -142,8 +126,8 @@ if e2e_selected "xrcshare"; then
 	wait_for 120 tcp_listening "$tpid" 18600
 	$NA timeout "$E2E_T" "$PROG" -i -d "$DA" -g "${GA[4]}" -a "$AB" -p 18600 >"$ilog" 2>&1
 	irc=$?
-	reap "$tpid"
-	trc=$REAPED
+	server_reap "$tpid"
+	trc=rc=$SERVER_RC
 	tap_relay "$tlog"
 	tap_relay "$ilog"
 	[ "$trc" = rc=0 ] || grep -q '^not ok' "$tlog" ||
@@ -205,10 +189,7 @@ check "no QP left on either device" wait_for 120 user_qps_gone
 pair_teardown
 
 if [ "$mode" = all ] && e2e_selected "xrc_cases"; then
-	check "setup shca9 on xrc0" solo_setup shca9 xrc0 10.95.0.1 ffff:0a5f:0001
-	exits_ok "xrc_cases.py exits 0" /usr/bin/python3 "$here/progs/xrc_cases.py" --dev shca9
-	check "rdma link delete" rdma link delete shca9
-	ip link del xrc0
+	solo_cases shca9 xrc0 10.95.0.1 ffff:0a5f:0001 xrc_cases.py
 fi
 check "unload shca (no XRC object left behind)" modprobe -r shca
 e2e_finish
