@@ -5,7 +5,8 @@
 #                           provider, and one VM running rping (QEMU, the
 #                           verbs tools the VM takes from this root)
 #   scripts/deps.sh [check] make check: the demo's, plus sparse, the e2e
-#                           suites' tools (perftest, pyverbs, fio, nft, ...),
+#                           suites' tools (perftest, pyverbs, fio, nft,
+#                           trace-cmd, ...),
 #                           DKMS, debootstrap and the test kernel's
 #                           build tools
 #   scripts/deps.sh bench   make bench: check's, plus iperf3 (the link's
@@ -19,7 +20,8 @@ python3 qemu-system-x86 busybox-static iproute2 iputils-ping ethtool
 rdma-core ibverbs-utils rdmacm-utils dpkg-dev cmake ninja-build
 libnl-3-dev libnl-route-3-dev patch curl"
 CHECK="$DEMO bc flex bison libssl-dev dwarves sparse perftest
-python3-pyverbs fio libibverbs-dev librdmacm-dev dkms debootstrap nftables"
+python3-pyverbs fio libibverbs-dev librdmacm-dev dkms debootstrap nftables
+trace-cmd"
 case "${1:-check}" in
 demo) PKGS=$DEMO ;;
 check) PKGS=$CHECK ;;

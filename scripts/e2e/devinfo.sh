@@ -85,6 +85,65 @@ else
 fi
 kill "$pp" 2>/dev/null
 wait "$pp" 2>/dev/null
+
+# Tracepoints (shca_trace.h): all eight are in events/shca; recorded with
+# trace-cmd (or tracefs alone where it is missing) over an RC ping-pong
+# on shca0 and one UDP datagram to port 4791 too short for a BTH, the
+# trace shows what those must cause: QP state changes, packets out and
+# in, completions, and the drop named by its counter (rx_malformed).
+TR=/sys/kernel/tracing
+mountpoint -q $TR || mount -t tracefs nodev $TR 2>/dev/null
+missing=
+for e in qp_state pkt drop retransmit timeout hold cqe async; do
+	[ -d "$TR/events/shca/shca_$e" ] || missing+=" shca_$e"
+done
+expect_eq "tracepoints in events/shca" "${missing:-none}" none
+# tp_traffic: the ping-pong (10 round trips, 64 bytes) and the datagram
+tp_traffic() {
+	local gi srv rc
+	gi=$(rdma_gid shca0 ffff:0a62:0001) || return 1
+	timeout 120 ibv_rc_pingpong -d shca0 -g "$gi" -n 10 -s 64 -p 18601 >"$E2E_LOGS/tp-srv.log" 2>&1 &
+	srv=$!
+	wait_for 60 tcp_listening "$srv" 18601
+	timeout 120 ibv_rc_pingpong -d shca0 -g "$gi" -n 10 -s 64 -p 18601 10.98.0.1 \
+		>"$E2E_LOGS/tp-cli.log" 2>&1
+	rc=$?
+	wait "$srv" || rc=1
+	echo -n "not RoCE" >/dev/udp/10.98.0.1/4791
+	nap 1
+	return $rc
+}
+tp=$E2E_LOGS/trace-shca.txt
+if command -v trace-cmd >/dev/null; then
+	how=trace-cmd
+	trace-cmd record -e shca -o "$E2E_LOGS/trace-shca.dat" >"$E2E_LOGS/trace-cmd.log" 2>&1 &
+	tc=$!
+	wait_for 60 has_text "$E2E_LOGS/trace-cmd.log" "Hit Ctrl^C"
+	tp_traffic
+	tprc=$?
+	kill -INT "$tc"
+	wait "$tc"
+	trace-cmd report -i "$E2E_LOGS/trace-shca.dat" >"$tp" 2>&1
+else
+	how=tracefs
+	echo >"$TR/trace"
+	echo 1 >"$TR/events/shca/enable"
+	tp_traffic
+	tprc=$?
+	echo 0 >"$TR/events/shca/enable"
+	cp "$TR/trace" "$tp"
+fi
+expect_eq "traced ping-pong exits 0 ($how)" "$tprc" 0
+# tp_has EVENT REGEX: a line of event EVENT in the trace matches REGEX
+tp_has() { grep "$1:" "$tp" | grep -Eq -- "$2"; }
+check "trace ($how): QP to RTS (shca_qp_state)" tp_has shca_qp_state "RTR -> RTS"
+check "trace ($how): packets sent and received (shca_pkt)" \
+	sh -c "grep 'shca_pkt:' '$tp' | grep -q ' tx ' && grep 'shca_pkt:' '$tp' | grep -q ' rx '"
+check "trace ($how): SEND completions, 64 bytes (shca_cqe)" tp_has shca_cqe "byte_len=64"
+check "trace ($how): the short datagram dropped (shca_drop reason=rx_malformed)" \
+	tp_has shca_drop "reason=rx_malformed"
+echo "# trace ($how): $(grep -c 'shca_' "$tp") events, $(grep -c 'shca_pkt:' "$tp") packets"
+
 rdma link delete shca0
 ip link del di0
 modprobe -r shca

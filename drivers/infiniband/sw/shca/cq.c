@@ -46,6 +46,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "cq_logic.h"
 
 /*
@@ -676,6 +677,7 @@ static void shca_cq_overflow(struct shca_cq *cq)
 
 	ibdev_err_ratelimited(cq->ibcq.device, "cq %u: overflow\n", cq->cqn);
 	shca_stat_inc(to_sdev(cq->ibcq.device), SHCA_STAT_CQ_OVERFLOW);
+	trace_shca_async(&ev, cq->cqn);
 	if (cq->ibcq.event_handler)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
@@ -700,6 +702,7 @@ void shca_cq_post(struct shca_cq *cq, const struct shca_cqe *cqe,
 	bool overflow = false, deliver = false;
 	unsigned long flags;
 
+	trace_shca_cqe(cq, cqe);
 	spin_lock_irqsave(&cq->lock, flags);
 	if (shca_cq_push(cq, cqe)) {
 		WRITE_ONCE(cq->ring.ctl->flags, SHCA_RING_F_ERROR);

@@ -173,6 +173,20 @@ static const struct rdma_stat_desc shca_stat_descs[] = {
 #undef SHCA_STAT
 };
 
+/**
+ * shca_stat_name - the `rdma statistic` name of counter @stat
+ * @stat: enum shca_stat
+ *
+ * Context: any.
+ * Return: the name, or "?" for a value that names no counter.
+ */
+const char *shca_stat_name(int stat)
+{
+	if (stat < 0 || stat >= SHCA_NUM_STATS)
+		return "?";
+	return shca_stat_descs[stat].name;
+}
+
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port)
 {

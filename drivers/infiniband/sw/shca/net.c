@@ -42,6 +42,7 @@
 #include <net/udp_tunnel.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "direct.h"
 #include "gso_logic.h"
 #include "roce.h"
@@ -872,6 +873,9 @@ int shca_skb_xmit(struct shca_dev *sdev, struct shca_path *path,
 		shca_push_ipv4(net, skb, path);
 	else
 		shca_push_ipv6(skb, path);
+	trace_shca_pkt(sdev, (struct shca_bth *)(udp_hdr(skb) + 1),
+		       ntohs(udp_hdr(skb)->len) - sizeof(struct udphdr), true,
+		       path->direct ? SHCA_TRACE_DIRECT : SHCA_TRACE_WIRE);
 	if (path->direct) {
 		/* held-back wire packets go first (none, at a switch) */
 		if (path->batch)

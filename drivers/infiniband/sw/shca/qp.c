@@ -13,6 +13,7 @@
 #include <net/dst_cache.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "roce.h"
 #include "raw.h"
 #include "rwqe.h"
@@ -638,8 +639,10 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		err = shca_resp_prepare(qp, attr, mask);
 	if (!err) {
 		shca_qp_store_attr(qp, attr, mask);
-		if (mask & IB_QP_STATE)
+		if (mask & IB_QP_STATE) {
+			trace_shca_qp_state(qp, qp->state, attr->qp_state);
 			WRITE_ONCE(qp->state, attr->qp_state);
+		}
 		if (shca_qp_is_conn(ibqp->qp_type)) {
 			shca_req_modify(qp, attr, mask);
 			shca_resp_modify(qp, attr, mask);

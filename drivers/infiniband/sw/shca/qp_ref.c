@@ -11,6 +11,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 
 /*
  * Runs the per-QP engines (SQ and RQ work items); the module allocates
@@ -80,8 +81,10 @@ void shca_qp_set_error(struct shca_qp *qp)
 
 	mutex_lock(&qp->state_lock);
 	was = qp->state;
-	if (was != IB_QPS_RESET)
+	if (was != IB_QPS_RESET && was != IB_QPS_ERR) {
+		trace_shca_qp_state(qp, was, IB_QPS_ERR);
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
+	}
 	mutex_unlock(&qp->state_lock);
 	if (was == IB_QPS_ERR || was == IB_QPS_RESET)
 		return;
@@ -122,6 +125,8 @@ void shca_qp_fatal(struct shca_qp *qp)
 	qp->fatal_sent = true;
 	mutex_unlock(&qp->state_lock);
 	shca_qp_set_error(qp);
-	if (first && ibqp->event_handler)
+	if (first && ibqp->event_handler) {
+		trace_shca_async(&ev, ibqp->qp_num);
 		ibqp->event_handler(&ev, ibqp->qp_context);
+	}
 }

@@ -35,6 +35,7 @@
 #include "psn.h"
 #include "roce.h"
 #include "rq_logic.h"
+#include "shca_trace.h"
 #include "wire.h"
 
 /* ---- timers ---- */
@@ -381,9 +382,10 @@ static bool shca_req_back_to(struct shca_qp *qp, u32 psn, bool guarded)
  */
 void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 {
-	if (shca_req_back_to(qp, psn, guarded))
-		shca_stat_inc(to_sdev(qp->ibqp.device),
-			      SHCA_STAT_RC_RETRANSMITS);
+	if (!shca_req_back_to(qp, psn, guarded))
+		return;
+	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_RETRANSMITS);
+	trace_shca_retransmit(qp, psn, shca_psn_mask(qp->req.next_psn - psn));
 }
 
 /**
@@ -1029,6 +1031,7 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 		return;
 	}
 	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_TIMEOUTS);
+	trace_shca_timeout(qp, req->una, req->retry.left);
 	ibdev_dbg(qp->ibqp.device,
 		  "qp %u: timeout una %#x next %#x psn %#x retries %u, device tx queue %d\n",
 		  qp->ibqp.qp_num, req->una, req->next_psn, req->psn,

@@ -33,6 +33,7 @@
 #include "rc_req_priv.h"
 #include "hold.h"
 #include "psn.h"
+#include "shca_trace.h"
 #include "wire.h"
 
 static void shca_comp_bad(struct shca_qp *qp)
@@ -60,6 +61,12 @@ static bool shca_comp_hold(struct shca_qp *qp)
 		return false;
 	if (!running)
 		shca_req_arm_hold(qp);
+	if (trace_shca_hold_enabled()) {
+		const struct shca_bth *bth = (const void *)(req->comp_skb->data +
+			shca_rx_cb(req->comp_skb)->bth_off);
+
+		trace_shca_hold(qp, shca_psn_mask(be32_to_cpu(bth->apsn)), 1);
+	}
 	__skb_queue_tail(&req->held, req->comp_skb);
 	req->comp_skb = NULL;
 	if (!req->hold_rerun)

@@ -38,6 +38,7 @@
 #include <linux/slab.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "roce.h"
 #include "rwqe.h"
 #include "tm.h"
@@ -845,6 +846,7 @@ static bool shca_rc_hold(struct shca_qp *qp, struct sk_buff *skb,
 	else
 		__skb_queue_after(&resp->held, pos, skb);
 	shca_resp_stat(qp, SHCA_STAT_RC_HELD_REQUESTS);
+	trace_shca_hold(qp, psn, 0);
 	return true;
 }
 

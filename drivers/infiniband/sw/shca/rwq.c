@@ -57,6 +57,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "raw.h"
 #include "rwqe.h"
 #include "rss_logic.h"
@@ -95,6 +96,7 @@ static void shca_rwq_event(struct shca_rwq *rwq, enum ib_event_type type)
 		.event = type,
 	};
 
+	trace_shca_async(&ev, ibwq->wq_num);
 	if (ibwq->event_handler)
 		ibwq->event_handler(&ev, ibwq->wq_context);
 }

@@ -13,6 +13,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "rwqe.h"
 #include "rq_logic.h"
 
@@ -205,6 +206,7 @@ static void shca_srq_event(struct shca_srq *srq, enum ib_event_type type)
 		.event = type,
 	};
 
+	trace_shca_async(&ev, srq->srqn);
 	if (ibsrq->event_handler)
 		ibsrq->event_handler(&ev, ibsrq->srq_context);
 }

@@ -42,6 +42,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "wire.h"
 
 /**
@@ -544,6 +545,10 @@ void shca_rcv(struct sk_buff *skb)
 		shca_rx_cb(skb)->icrc_due = true;
 		if (stat < 0) {
 			c = shca_rx_caught();
+			trace_shca_pkt(sdev, (struct shca_bth *)(skb->data + bth_off),
+				       blen, false,
+				       c && c->want_req ? SHCA_TRACE_INLINE :
+							  SHCA_TRACE_WIRE);
 			stat = shca_rx_deliver(sdev, skb, dqpn, c,
 					       c && c->want_req ? &c->inl :
 								  NULL);
@@ -556,6 +561,7 @@ void shca_rcv(struct sk_buff *skb)
 		}
 	}
 	if (stat >= 0) {
+		trace_shca_drop(sdev, stat);
 		shca_stat_inc(sdev, stat);
 		kfree_skb(skb);
 	}
@@ -592,11 +598,15 @@ void shca_rx_direct(struct shca_dev *sdev, struct sk_buff *skb, u32 seg,
 		stat = shca_rx_parse(skb, bth_off, blen, &dqpn);
 	}
 	if (stat < 0) {
+		trace_shca_pkt(sdev, (struct shca_bth *)(skb->data + bth_off),
+			       blen, false,
+			       inl ? SHCA_TRACE_INLINE : SHCA_TRACE_DIRECT);
 		shca_rx_cb(skb)->seg = seg;
 		shca_stat_inc(sdev, SHCA_STAT_RX_DIRECT_PACKETS);
 		stat = shca_rx_deliver(sdev, skb, dqpn, true, inl);
 	}
 	if (stat >= 0) {
+		trace_shca_drop(sdev, stat);
 		shca_stat_inc(sdev, stat);
 		kfree_skb(skb);
 	}

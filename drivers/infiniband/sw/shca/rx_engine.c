@@ -30,6 +30,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "shca_trace.h"
 #include "raw.h"
 #include "rwqe.h"
 #include "rq_logic.h"
@@ -199,6 +200,7 @@ static void shca_rq_last_wqe(struct shca_qp *qp)
 	if (READ_ONCE(qp->last_wqe_sent))
 		return;
 	WRITE_ONCE(qp->last_wqe_sent, true);
+	trace_shca_async(&ev, ibqp->qp_num);
 	if (ibqp->event_handler)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }

@@ -630,6 +630,7 @@ enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev, u32 port);
 int shca_get_port_immutable(struct ib_device *ibdev, u32 port,
 			    struct ib_port_immutable *immutable);
 void shca_get_dev_fw_str(struct ib_device *ibdev, char *str);
+const char *shca_stat_name(int stat);
 struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);
 int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
