@@ -51,6 +51,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import caselib  # noqa: E402
 from raw_cases import Wire, eth, ipv4, ipv6, mac_of, tcp, udp  # noqa: E402
 
 from pyverbs.cq import CQ  # noqa: E402
@@ -78,17 +79,8 @@ COUNTERS = ('flow_rx_frames', 'flow_rx_malformed', 'flow_rx_dropped',
 M = bytes.fromhex('020000005f01')       # the rules' destination MAC
 OTHER = bytes.fromhex('020000005f02')   # nobody's: the stack drops it
 TAGS = (0x8100, 0x88a8)
-FAILS = 0
-
-
-def result(name, good, why=''):
-    global FAILS
-    if good:
-        print('ok - flow fuzz: %s' % name, flush=True)
-    else:
-        FAILS += 1
-        print('not ok - flow fuzz: %s: %s' % (name, why), flush=True)
-    return good
+TAP = caselib.Tap('flow fuzz: ')
+result = TAP.result
 
 
 # --- the oracle -------------------------------------------------------
@@ -452,7 +444,7 @@ reached = {}
 start = stats()
 sent = 0
 bi = 0
-while sent < N and not FAILS:
+while sent < N and not TAP.fails:
     frames = []
     while len(frames) < min(BATCH, N - sent):
         frames.append(gen(rnd, peer_mac))
@@ -541,7 +533,7 @@ while sent < N and not FAILS:
             print('# batch %d: %s %s' % (bi, kind, f[:64].hex()))
     bi += 1
 end_s = stats()
-if not FAILS:
+if not TAP.fails:
     result('%d frames in %d batches: each delivered whole to the QPs the '
            'oracle names, or counted' % (N, bi), True)
 more = poll(1, secs=0.5)
@@ -596,4 +588,4 @@ print('# fuzz(packets): %d packets (seed %#x): raw frames toward %d flow '
        tally['stack'], tot['flow_rx_frames'], tot['flow_rx_malformed'],
        tot['flow_rx_dropped'], tot['flow_rx_no_recv_wqe'],
        tally['len_err']), flush=True)
-sys.exit(1 if FAILS else 0)
+sys.exit(1 if TAP.fails else 0)

@@ -8,19 +8,9 @@ staged by pyverbs-run.py, and prints its TAP-like lines.
     mw_cases.py --dev shca0
 """
 import errno
-import importlib.util
-import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def load_runner():
-    spec = importlib.util.spec_from_file_location(
-        'pyverbs_run', os.path.join(HERE, 'pyverbs-run.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+import caselib
 
 
 def define_tests():
@@ -144,14 +134,8 @@ def define_tests():
                                         'Remote access error'):
                 self.write()
 
-    MWExtraTest.__module__ = 'mw_cases'
-    MWExtraTest.__qualname__ = 'MWExtraTest'
-    return MWExtraTest
-
-
-def main():
-    return load_runner().run_extra_cases(define_tests, 'mw', lean=True)
+    return caselib.named(MWExtraTest, 'mw_cases')
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(caselib.run_cases(define_tests, 'mw', lean=True))

@@ -39,9 +39,9 @@ import os
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
+import caselib
 from pyverbs.addr import AHAttr, GlobalRoute
 from pyverbs.cq import CQ, CQEX, CqInitAttrEx, PollCqAttr
 from pyverbs.device import Context
@@ -50,7 +50,6 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr, QPInitAttrEx
 from pyverbs.srq import SRQ, OpsWr, SrqInitAttrEx
 from pyverbs.wr import SGE, RecvWR, SendWR
-from pyverbs.xrcd import XRCD, XRCDInitAttr
 import pyverbs.enums as e
 
 DEV = sys.argv[1]
@@ -61,17 +60,8 @@ WAIT = 120          # seconds a wait may take before it is a failure
 PSN = 0x5a5a00      # every QP's first PSN, both ways
 RNR_TIMER = 26      # 81.92 ms between the RNR retries of the RC victim
 FILL = b'\xee'
-FAILS = 0
-
-
-def result(name, good, why=''):
-    global FAILS
-    if good:
-        print('ok - path: %s' % name, flush=True)
-    else:
-        FAILS += 1
-        print('not ok - path: %s: %s' % (name, why), flush=True)
-    return good
+TAP = caselib.Tap('path: ')
+result = TAP.result
 
 
 HWC = '/sys/class/infiniband/%s/ports/1/hw_counters' % DEV
@@ -155,14 +145,7 @@ class Side:
                                  send_flags=e.IBV_SEND_SIGNALED))
 
     def poll(self, n=1, secs=WAIT):
-        out, end = [], time.time() + secs
-        while len(out) < n and time.time() < end:
-            k, wcs = self.cq.poll(num_entries=n - len(out))
-            if k:
-                out += wcs[:k]
-            else:
-                time.sleep(0.005)
-        return out
+        return caselib.poll(self.cq, n, secs, nap=0.005)
 
     def state(self):
         attr, _ = self.qp.query(e.IBV_QP_STATE)
@@ -191,20 +174,9 @@ result('the RC victim\'s SEND is outstanding (its peer RNR NAKs it)',
        'rc_rnr_naks_rcvd stayed at %s' % rnr0)
 
 # an XRC target whose XRC SRQ has a receive posted, and its initiator
-xtmp = tempfile.NamedTemporaryFile()
-xfd = os.open(xtmp.name, os.O_RDONLY | os.O_CREAT, 0o600)
-xrcd = XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
-                              e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, xfd))
-os.close(xfd)
+xrcd, xtmp = caselib.xrcd(ctx)
 xcq = CQ(ctx, 16)
-sa = SrqInitAttrEx(max_wr=4, max_sge=1)
-sa.srq_type = e.IBV_SRQT_XRC
-sa.pd = pd
-sa.xrcd = xrcd
-sa.cq = xcq
-sa.comp_mask = e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD | \
-    e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD
-xsrq = SRQ(ctx, sa)
+xsrq, _ = caselib.xrc_srq(ctx, pd, xrcd, xcq, 4)
 xsrqn = xsrq.get_srq_num()
 xmr = MR(pd, 4096, ACC)
 xmr.write(FILL * 4096, 4096)
@@ -429,4 +401,4 @@ result('TM: the peer\'s eager message consumes the posted tag, byte for '
                                                           len(tdata)) and
        len(swc) == 1 and swc[0].status == e.IBV_WC_SUCCESS,
        'recv %s, send %s' % (wcs, [(w.wr_id, w.status) for w in swc]))
-sys.exit(1 if FAILS else 0)
+sys.exit(1 if TAP.fails else 0)

@@ -57,7 +57,6 @@ Every case checks the deltas of the raw/flow counters of
 """
 import ctypes
 import errno
-import importlib.util
 import os
 import select
 import socket
@@ -66,7 +65,8 @@ import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import caselib
+
 POLL_TIMEOUT = 60       # seconds; TCG is slow, a lost completion must not hang
 QUIET = 0.5             # seconds to look for something that must not come
 SLOT = 2048             # receive buffer
@@ -82,21 +82,6 @@ EX_CMD_CREATE_FLOW = 50
 EX_CMD_DESTROY_FLOW = 51
 
 
-def load_runner():
-    spec = importlib.util.spec_from_file_location(
-        'pyverbs_run', os.path.join(HERE, 'pyverbs-run.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def counters(dev):
-    out = subprocess.run(['rdma', 'statistic', 'show', 'link', f'{dev}/1'],
-                         capture_output=True, text=True, check=True).stdout
-    words = out.split()
-    return {a: int(b) for a, b in zip(words, words[1:]) if b.isdigit()}
-
-
 def mac_of(ifname):
     with open(f'/sys/class/net/{ifname}/address') as f:
         return bytes.fromhex(f.read().strip().replace(':', ''))
@@ -106,20 +91,11 @@ def mac_str(b):
     return ':'.join(f'{x:02x}' for x in b)
 
 
-def csum(data):
-    if len(data) % 2:
-        data += b'\0'
-    s = sum(struct.unpack(f'!{len(data) // 2}H', data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
 def ipv4(src, dst, proto, l4, fix=True):
     h = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(l4), 0x1234, 0x4000,
                     64, proto, 0, socket.inet_aton(src), socket.inet_aton(dst))
     if fix:
-        h = h[:10] + struct.pack('!H', csum(h)) + h[12:]
+        h = h[:10] + struct.pack('!H', caselib.csum(h)) + h[12:]
     return h + l4
 
 
@@ -128,7 +104,7 @@ def udp(sport, dport, payload, src=None, dst=None):
     if src:
         ph = socket.inet_aton(src) + socket.inet_aton(dst) + \
             struct.pack('!BBH', 0, socket.IPPROTO_UDP, len(u))
-        c = csum(ph + u) or 0xffff
+        c = caselib.csum(ph + u) or 0xffff
         u = u[:6] + struct.pack('!H', c) + u[8:]
     return u
 
@@ -394,9 +370,7 @@ def define_tests():
 
         def setUp(self):
             super().setUp()
-            self.ctx = Context(name=self.dev_name)
-            self.pd = PD(self.ctx)
-            self.cq = CQ(self.ctx, 256)
+            self.ctx, self.pd, self.cq = caselib.ctx_pd_cq(self.dev_name, 256)
             self.mr = MR(self.pd, 2 * NSLOT * SLOT,
                          e.IBV_ACCESS_LOCAL_WRITE)
             self.qps = []
@@ -491,15 +465,7 @@ def define_tests():
                                 num_sge=len(sg), sg=sg, send_flags=flags))
 
         def poll(self, n=1, timeout=POLL_TIMEOUT):
-            got = []
-            end = time.monotonic() + timeout
-            while len(got) < n and time.monotonic() < end:
-                k, wcs = self.cq.poll(n - len(got))
-                if k:
-                    got += wcs[:k]
-                else:
-                    time.sleep(0.005)
-            return got
+            return caselib.poll(self.cq, n, timeout, nap=0.005)
 
         def nothing(self):
             more = self.poll(1, QUIET)
@@ -535,13 +501,13 @@ def define_tests():
                              'bytes past the frame were written')
 
         def counting(self):
-            self.c0 = counters(self.dev_name)
+            self.c0 = caselib.counters(self.dev_name)
 
         def counted(self, **want):
             """Each named counter grew by exactly the given amount (None:
             by at least one); the other raw/flow counters did not move,
             unless named."""
-            c1 = counters(self.dev_name)
+            c1 = caselib.counters(self.dev_name)
             for name in COUNTERS:
                 d = c1.get(name, 0) - self.c0.get(name, 0)
                 w = want.get(name, 0)
@@ -899,9 +865,9 @@ def define_tests():
             self.counting()
             self.wire.send(f)
             end = time.monotonic() + 20
-            while time.monotonic() < end and \
-                    counters(self.dev_name).get('flow_rx_no_recv_wqe', 0) == \
-                    self.c0.get('flow_rx_no_recv_wqe', 0):
+            n0 = self.c0.get('flow_rx_no_recv_wqe', 0)
+            while time.monotonic() < end and n0 == caselib.counters(
+                    self.dev_name).get('flow_rx_no_recv_wqe', 0):
                 time.sleep(0.1)
             self.nothing()
             self.counted(flow_rx_no_recv_wqe=1)
@@ -1271,9 +1237,7 @@ def define_tests():
             self.wire.send(f)
             self.nothing()
 
-    RawTest.__module__ = 'raw_cases'
-    RawTest.__qualname__ = 'RawTest'
-    return RawTest
+    return caselib.named(RawTest, 'raw_cases')
 
 
 # --hostile (the debug kernel's lifecycle run): only these (not
@@ -1287,11 +1251,7 @@ HOSTILE = ('test_short_and_long_frames', 'test_drops_counted',
 
 def main():
     global IFNAME, PEER
-    only = None
     argv = sys.argv[1:]
-    if '--hostile' in argv:
-        argv.remove('--hostile')
-        only = HOSTILE
     for opt in ('--ifname', '--peer'):
         i = argv.index(opt)
         val = argv[i + 1]
@@ -1301,14 +1261,7 @@ def main():
         else:
             PEER = val
     sys.argv = [sys.argv[0]] + argv
-
-    def define():
-        cls = define_tests()
-        for name in list(vars(cls)):
-            if only and name.startswith('test_') and name not in only:
-                delattr(cls, name)
-        return cls
-    return load_runner().run_extra_cases(define, 'raw', lean=True)
+    return caselib.run_cases(define_tests, 'raw', lean=True, hostile=HOSTILE)
 
 
 if __name__ == '__main__':

@@ -56,6 +56,7 @@
 # last a fresh RC pair on DEV moves SEND and RDMA WRITE data byte for byte.
 import os, random, socket, struct, subprocess, sys, time
 
+import caselib
 from roce_pkt import bth, ipv4_packet     # the packets and their ICRC
 
 RQPSN = 1000          # rq_psn of every fuzzed QP
@@ -320,17 +321,8 @@ SEED = int(os.environ.get('SHCA_FUZZ_SEED', str(DEFAULT_SEED)), 0)
 ACC = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
        e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
 WAIT = 120     # seconds a wait may take before it is a failure (hang guard)
-FAILS = 0
-
-
-def result(name, good, why=''):
-    global FAILS
-    if good:
-        print('ok - fuzz: %s' % name, flush=True)
-    else:
-        FAILS += 1
-        print('not ok - fuzz: %s: %s' % (name, why), flush=True)
-    return good
+TAP = caselib.Tap('fuzz: ')
+result = TAP.result
 
 
 # --- counters -----------------------------------------------------------
@@ -470,15 +462,7 @@ def send_planned(p, qpns):
 
 
 def poll(n=1, secs=WAIT, q=None):
-    q = q or cq
-    out = []
-    end = time.time() + secs
-    while len(out) < n and time.time() < end:
-        k, wcs = q.poll(num_entries=n - len(out))
-        out += wcs[:k] if k else []
-        if not k:
-            time.sleep(0.001)
-    return out
+    return caselib.poll(q or cq, n, secs)
 
 
 def poll_all():
@@ -647,24 +631,11 @@ wq.close()
 XRC_NAK_SYNDROME = 0x62     # NAK, remote access error (rc_resp.c)
 XRC_ACK_OP = 0xb1           # XRC ACKNOWLEDGE
 XRC_FUZZ_N = 8
-import tempfile
-from pyverbs.xrcd import XRCD, XRCDInitAttr
-from pyverbs.srq import SRQ, SrqInitAttrEx
 from pyverbs.qp import QPInitAttrEx
 
-xtmp = tempfile.NamedTemporaryFile()
-xfd = os.open(xtmp.name, os.O_RDONLY | os.O_CREAT, 0o600)
-xrcd = XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
-                              e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, xfd))
+xrcd, xtmp = caselib.xrcd(ctx)
 xcq = CQ(ctx, 64)
-sa = SrqInitAttrEx(max_wr=32)
-sa.srq_type = e.IBV_SRQT_XRC
-sa.pd = pd
-sa.xrcd = xrcd
-sa.cq = xcq
-sa.comp_mask = e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD | \
-    e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD
-xsrq = SRQ(ctx, sa)
+xsrq, _ = caselib.xrc_srq(ctx, pd, xrcd, xcq, 32)
 xsrqn = xsrq.get_srq_num()
 xmr = MR(pd, 1 << 16, ACC)
 xmr.write(b'\xee' * (1 << 16), 1 << 16)
@@ -808,14 +779,7 @@ r.close()
 # in B's buffer (0xee) or in A's (as it was when A went), and B's CQ gets
 # no completion, not even a flush once the target QP is destroyed.
 def new_xsrq(cq_):
-    a = SrqInitAttrEx(max_wr=8)
-    a.srq_type = e.IBV_SRQT_XRC
-    a.pd = pd
-    a.xrcd = xrcd
-    a.cq = cq_
-    a.comp_mask = e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD | \
-        e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD
-    return SRQ(ctx, a)
+    return caselib.xrc_srq(ctx, pd, xrcd, cq_, 8)[0]
 
 
 def reuse_case():
@@ -879,7 +843,6 @@ def reuse_case():
 reuse_case()
 xsrq.close()
 xrcd.close()
-os.close(xfd)
 
 # 3c. a packet after a gap, held (rc_resp.c, "Reordering").  The host
 # reorders only under load, so the test parameter rc_hold_any_ms makes
@@ -1062,21 +1025,8 @@ qb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=tcq, rcq=tcq,
                        cap=QPCap(max_send_wr=16, max_recv_wr=16,
                                  max_send_sge=1, max_recv_sge=1)))
 for x_, y_ in ((qa, qb), (qb, qa)):
-    attr = QPAttr()
-    attr.qp_access_flags = ACC
-    attr.path_mtu = e.IBV_MTU_1024
-    attr.dest_qp_num = y_.qp_num
-    attr.rq_psn = 0x4242
-    attr.sq_psn = 0x4242
-    attr.max_dest_rd_atomic = 2
-    attr.max_rd_atomic = 2
-    attr.min_rnr_timer = 1
-    attr.timeout = 14
-    attr.retry_cnt = 7
-    attr.rnr_retry = 7
-    attr.ah_attr = AHAttr(gr=GlobalRoute(dgid=gid, sgid_index=GIDX),
-                          is_global=1, port_num=1)
-    x_.to_rts(attr)
+    x_.to_rts(caselib.rc_attr(gid, GIDX, 0x4242, ACC, rd_atomic=2,
+                              min_rnr_timer=1, dqpn=y_.qp_num))
 src = MR(pd, 1 << 16, ACC)
 dst = MR(pd, 1 << 16, ACC)
 data = random.Random(SEED ^ 0x4444).randbytes(1 << 16)
@@ -1117,4 +1067,4 @@ print('# fuzz(packets): %d packets (seed %#x): %d hostile RC/UC requests and '
        'every opcode\'s handler and every outcome reached' if not missing else
        'not covered: %s' % ' '.join(str(m) for m in missing), fuzz_grew),
       flush=True)
-sys.exit(1 if FAILS else 0)
+sys.exit(1 if TAP.fails else 0)

@@ -4,12 +4,13 @@
 # VT="rc uc err" selects the groups.
 # Both devices are opened by this process (rdma netns mode "shared").
 import sys, time, os
+
+import caselib
 from pyverbs.device import Context
 from pyverbs.pd import PD
 from pyverbs.mr import MR
 from pyverbs.cq import CQ
-from pyverbs.qp import QP, QPInitAttr, QPCap, QPAttr
-from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.qp import QP, QPInitAttr, QPCap
 from pyverbs.wr import SGE, SendWR, RecvWR
 import pyverbs.enums as e
 
@@ -42,31 +43,13 @@ class Side:
 
 def connect(a, b, rnr_retry=7, timeout=14):
     for x, y in ((a, b), (b, a)):
-        attr = QPAttr()
-        attr.qp_access_flags = ACC
-        attr.path_mtu = e.IBV_MTU_1024
-        attr.dest_qp_num = y.qp.qp_num
-        attr.rq_psn = 0xfffff0   # exercise the PSN wrap
-        attr.sq_psn = 0xfffff0
-        attr.max_dest_rd_atomic = 4
-        attr.max_rd_atomic = 4
-        attr.min_rnr_timer = 1
-        attr.timeout = timeout
-        attr.retry_cnt = 7
-        attr.rnr_retry = rnr_retry
-        gr = GlobalRoute(dgid=y.gid, sgid_index=x.gidx)
-        attr.ah_attr = AHAttr(gr=gr, is_global=1, port_num=1)
-        x.qp.to_rts(attr)
+        # PSN 0xfffff0: exercise the PSN wrap
+        x.qp.to_rts(caselib.rc_attr(y.gid, x.gidx, 0xfffff0, ACC,
+                                    min_rnr_timer=1, timeout=timeout,
+                                    rnr_retry=rnr_retry, dqpn=y.qp.qp_num))
 
 def poll(cq, n=1, secs=60):
-    out = []
-    end = time.time() + secs
-    while len(out) < n and time.time() < end:
-        k, wcs = cq.poll(num_entries=n - len(out))
-        out += wcs[:k] if k else []
-        if not k:
-            time.sleep(0.001)
-    return out
+    return caselib.poll(cq, n, secs)
 
 def recv(s, off, length, wr_id=1):
     s.qp.post_recv(RecvWR(wr_id=wr_id, num_sge=1,
@@ -156,28 +139,23 @@ def rc_tests(qpt=e.IBV_QPT_RC):
     check('RC 4 reads in flight', len(wa) == 4 and all(w.status == 0 for w in wa),
           str([(w.status, w.wr_id) for w in wa]))
     check('RC 4 reads data', all(a.mr.read(2500, 700000 + i * 4096) == pattern(2500, 20 + i) for i in range(4)))
-    # atomics
+    # atomics on b's word at 800000, each fetching into a's buffer at off
     b.mr.write((1000).to_bytes(8, 'little'), 8, 800000)
-    send(a, e.IBV_WR_ATOMIC_FETCH_AND_ADD, 810000, 8,
-         atomic=(b.mr.rkey, b.mr.buf + 800000, 5, 0))
-    wa = poll(a.cq)
-    got = int.from_bytes(a.mr.read(8, 810000), 'little')
-    mem = int.from_bytes(b.mr.read(8, 800000), 'little')
-    check('RC fetch_add', wa and wa[0].status == 0 and got == 1000 and mem == 1005,
-          '%s got=%d mem=%d' % ([w.status for w in wa], got, mem))
-    send(a, e.IBV_WR_ATOMIC_CMP_AND_SWP, 810008, 8,
-         atomic=(b.mr.rkey, b.mr.buf + 800000, 1005, 77))
-    wa = poll(a.cq)
-    got = int.from_bytes(a.mr.read(8, 810008), 'little')
-    mem = int.from_bytes(b.mr.read(8, 800000), 'little')
-    check('RC cmp_swap hit', wa and wa[0].status == 0 and got == 1005 and mem == 77,
-          '%s got=%d mem=%d' % ([w.status for w in wa], got, mem))
-    send(a, e.IBV_WR_ATOMIC_CMP_AND_SWP, 810016, 8,
-         atomic=(b.mr.rkey, b.mr.buf + 800000, 1, 99))
-    wa = poll(a.cq)
-    got = int.from_bytes(a.mr.read(8, 810016), 'little')
-    mem = int.from_bytes(b.mr.read(8, 800000), 'little')
-    check('RC cmp_swap miss', wa and wa[0].status == 0 and got == 77 and mem == 77)
+    for name, op, off, args, want_got, want_mem, info in (
+            ('RC fetch_add', e.IBV_WR_ATOMIC_FETCH_AND_ADD, 810000, (5, 0),
+             1000, 1005, True),
+            ('RC cmp_swap hit', e.IBV_WR_ATOMIC_CMP_AND_SWP, 810008,
+             (1005, 77), 1005, 77, True),
+            ('RC cmp_swap miss', e.IBV_WR_ATOMIC_CMP_AND_SWP, 810016,
+             (1, 99), 77, 77, False)):
+        send(a, op, off, 8, atomic=(b.mr.rkey, b.mr.buf + 800000) + args)
+        wa = poll(a.cq)
+        got = int.from_bytes(a.mr.read(8, off), 'little')
+        mem = int.from_bytes(b.mr.read(8, 800000), 'little')
+        check(name, wa and wa[0].status == 0 and got == want_got
+              and mem == want_mem,
+              '%s got=%d mem=%d' % ([w.status for w in wa], got, mem)
+              if info else '')
     # RNR: no receive posted, then posted late
     a.mr.write(pattern(100, 44), 100, 0)
     send(a, e.IBV_WR_SEND, 0, 100, wr_id=400)

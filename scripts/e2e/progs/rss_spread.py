@@ -30,13 +30,13 @@ import struct
 import sys
 import time
 
+import caselib
+
 POLL_TIMEOUT = 120
 
 # Microsoft's RSS verification key and vectors (IPv4: addresses only, and
 # addresses + TCP ports; IPv6 likewise).
-MS_KEY = bytes.fromhex('6d5a56da255b0ec24167253d43a38fb0'
-                       'd0ca2bcbae7b30b477cb2da38030f20c'
-                       '6a42b73bbeac01fa')
+MS_KEY = caselib.MS_RSS_KEY
 MS_V4 = [('66.9.149.187', 2794, '161.142.100.80', 1766, 0x323e8fc2,
           0x51ccc178),
          ('199.92.111.2', 14230, '65.69.140.83', 4739, 0xd718262a,
@@ -61,29 +61,8 @@ KEY = bytes([0x2c, 0xc6, 0x81, 0xd1, 0x5b, 0xdb, 0xf4, 0xf7,
              0xad, 0x99, 0x44, 0xa7, 0xd9, 0x56, 0x3d, 0x59,
              0x06, 0x3c, 0x25, 0xf3, 0xfc, 0x1f, 0xdc, 0x2a])
 
-FAILED = 0
-
-
-def ok(name):
-    print(f'ok - {name}', flush=True)
-
-
-def not_ok(name, why):
-    global FAILED
-    FAILED += 1
-    print(f'not ok - {name}: {why}', flush=True)
-
-
-def toeplitz(key, data):
-    """The Toeplitz hash of @data under @key (bit i of the input selects
-    the 32 key bits starting at bit i)."""
-    k = int.from_bytes(key, 'big')
-    klen = len(key) * 8
-    h = 0
-    for i in range(len(data) * 8):
-        if data[i // 8] & (0x80 >> (i % 8)):
-            h ^= (k >> (klen - 32 - i)) & 0xffffffff
-    return h
+TAP = caselib.Tap()
+ok, not_ok = TAP.ok, TAP.not_ok
 
 
 def check_oracle():
@@ -92,8 +71,8 @@ def check_oracle():
         for src, sp, dst, dp, h_ip, h_tcp in vecs:
             ips = socket.inet_pton(fam, src) + socket.inet_pton(fam, dst)
             ports = struct.pack('!HH', sp, dp)
-            if toeplitz(MS_KEY, ips) != h_ip or \
-                    toeplitz(MS_KEY, ips + ports) != h_tcp:
+            if caselib.toeplitz(MS_KEY, ips) != h_ip or \
+                    caselib.toeplitz(MS_KEY, ips + ports) != h_tcp:
                 bad.append(src)
     if bad:
         not_ok('the Toeplitz oracle reproduces Microsoft\'s vectors', bad)
@@ -102,22 +81,13 @@ def check_oracle():
     return True
 
 
-def csum(data):
-    if len(data) % 2:
-        data += b'\0'
-    s = sum(struct.unpack(f'!{len(data) // 2}H', data))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-
-
 def frame_v4_udp(dmac, smac, src, dst, sport, dport, tag):
     payload = struct.pack('!I', tag) + bytes(range(28))
     udp = struct.pack('!HHHH', sport, dport, 8 + len(payload), 0) + payload
     ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 20 + len(udp), 0, 0x4000,
                      64, socket.IPPROTO_UDP, 0, socket.inet_aton(src),
                      socket.inet_aton(dst))
-    ip = ip[:10] + struct.pack('!H', csum(ip)) + ip[12:]
+    ip = ip[:10] + struct.pack('!H', caselib.csum(ip)) + ip[12:]
     return dmac + smac + b'\x08\x00' + ip + udp
 
 
@@ -261,6 +231,23 @@ def run_round(name, rnd, frames, hashes, tx):
         ok(f'{name}: no WQ gets more than twice its fair share, none nothing')
 
 
+def one_round(proto, shape, name, ctx, pd, frames, hashes, tx):
+    """A Round of shape (nwq, log_tbl, fields, dmac, nflows; 128-byte
+    buffers) for proto, then run_round(name, ...) on it, timed."""
+    nwq, log_tbl = shape[:2]
+    setup = f'{proto}: RSS QP, {nwq} WQs, table of {1 << log_tbl}'
+    t0 = time.monotonic()
+    try:
+        rnd = Round(ctx, pd, *shape, 128)
+    except Exception as ex:  # pylint: disable=broad-except
+        not_ok(setup, repr(ex))
+    else:
+        ok(setup)
+        run_round(name, rnd, frames, hashes, tx)
+        rnd.close()
+    print(f'# {proto} round: {time.monotonic() - t0:.1f} s')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--dev', required=True)
@@ -289,18 +276,12 @@ def main():
               1024 + k * 13, '192.0.2.7', 4791) for k in range(n)]
     frames = [frame_v4_udp(mac_bytes(dmac), smac, s, d, sp, dp, k)
               for k, (s, sp, d, dp) in enumerate(flows)]
-    hashes = [toeplitz(KEY, socket.inet_aton(s) + socket.inet_aton(d) +
-                       struct.pack('!HH', sp, dp)) for s, sp, d, dp in flows]
-    t0 = time.monotonic()
-    try:
-        rnd = Round(ctx, pd, 8, 4, fields, dmac, n, 128)
-    except Exception as ex:  # pylint: disable=broad-except
-        not_ok('IPv4/UDP: RSS QP, 8 WQs, table of 16', repr(ex))
-    else:
-        ok('IPv4/UDP: RSS QP, 8 WQs, table of 16')
-        run_round('IPv4/UDP 512 flows', rnd, frames, hashes, tx)
-        rnd.close()
-    print(f'# IPv4/UDP round: {time.monotonic() - t0:.1f} s')
+    hashes = [caselib.toeplitz(KEY, socket.inet_aton(s) +
+                               socket.inet_aton(d) +
+                               struct.pack('!HH', sp, dp))
+              for s, sp, d, dp in flows]
+    one_round('IPv4/UDP', (8, 4, fields, dmac, n), 'IPv4/UDP 512 flows',
+              ctx, pd, frames, hashes, tx)
 
     # IPv6/TCP, addresses only (the ports must not matter)
     dmac = '02:00:00:00:5e:61'
@@ -310,24 +291,16 @@ def main():
               'fd00:ffff::7', 80 + k % 2) for k in range(n)]
     frames = [frame_v6_tcp(mac_bytes(dmac), smac, s, d, sp, dp, k)
               for k, (s, sp, d, dp) in enumerate(flows)]
-    hashes = [toeplitz(KEY, socket.inet_pton(socket.AF_INET6, s) +
-                       socket.inet_pton(socket.AF_INET6, d))
+    hashes = [caselib.toeplitz(KEY, socket.inet_pton(socket.AF_INET6, s) +
+                               socket.inet_pton(socket.AF_INET6, d))
               for s, sp, d, dp in flows]
-    t0 = time.monotonic()
-    try:
-        rnd = Round(ctx, pd, 4, 3, fields, dmac, n, 128)
-    except Exception as ex:  # pylint: disable=broad-except
-        not_ok('IPv6/TCP: RSS QP, 4 WQs, table of 8', repr(ex))
-    else:
-        ok('IPv6/TCP: RSS QP, 4 WQs, table of 8')
-        run_round('IPv6/TCP 256 flows (addresses only)', rnd, frames,
-                  hashes, tx)
-        rnd.close()
-    print(f'# IPv6/TCP round: {time.monotonic() - t0:.1f} s')
+    one_round('IPv6/TCP', (4, 3, fields, dmac, n),
+              'IPv6/TCP 256 flows (addresses only)', ctx, pd, frames, hashes,
+              tx)
     tx.close()
     pd.close()
     ctx.close()
-    return 1 if FAILED else 0
+    return 1 if TAP.fails else 0
 
 
 if __name__ == '__main__':

@@ -9,22 +9,13 @@ with_srq=True) as staged by pyverbs-run.py, and prints TAP-like lines.
     srq_cases.py --dev shca0
 """
 import errno
-import importlib.util
-import os
 import signal
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import caselib
+
 EVENT_TIMEOUT = 120     # seconds; TCG is slow, a lost event must not hang
-
-
-def load_runner():
-    spec = importlib.util.spec_from_file_location(
-        'pyverbs_run', os.path.join(HERE, 'pyverbs-run.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def define_tests():
@@ -258,14 +249,8 @@ def define_tests():
                 self.assertEqual(mr.read(size, wc.wr_id * size),
                                  b'\x77' * size)
 
-    SrqTest.__module__ = 'srq_cases'
-    SrqTest.__qualname__ = 'SrqTest'
-    return SrqTest
-
-
-def main():
-    return load_runner().run_extra_cases(define_tests, 'srq', lean=True)
+    return caselib.named(SrqTest, 'srq_cases')
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(caselib.run_cases(define_tests, 'srq', lean=True))

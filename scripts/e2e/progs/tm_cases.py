@@ -43,13 +43,11 @@ first).
     tm_cases.py --dev shca9 [--hostile]
 """
 import errno
-import importlib.util
-import os
-import subprocess
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import caselib
+
 POLL_TIMEOUT = 120      # seconds; TCG is slow, a lost completion must not hang
 QUIET = 0.5             # seconds to look for a completion that must not come
 PSN = 0x2345
@@ -57,22 +55,6 @@ SENT = 0xee             # guard bytes
 TM_COUNTERS = ('tm_matched', 'tm_unexpected', 'tm_no_tag', 'tm_malformed',
                'tm_rndv_reads', 'tm_rndv_errs', 'tm_rndv_incomplete',
                'tm_op_errs')
-
-
-def load_runner():
-    spec = importlib.util.spec_from_file_location(
-        'pyverbs_run', os.path.join(HERE, 'pyverbs-run.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def counters(dev):
-    """The counters of DEV's port 1 as `rdma statistic` shows them."""
-    out = subprocess.run(['rdma', 'statistic', 'show', 'link', f'{dev}/1'],
-                         capture_output=True, text=True, check=True).stdout
-    words = out.split()
-    return {a: int(b) for a, b in zip(words, words[1:]) if b.isdigit()}
 
 
 def tmh(op, tag, ctx=0):
@@ -94,13 +76,12 @@ def payload(n, seed):
 
 def define_tests():
     import pyverbs.enums as e
-    from pyverbs.addr import AHAttr, GlobalRoute
     from pyverbs.cq import CQ, CQEX, CqInitAttrEx, PollCqAttr
     from pyverbs.device import Context
     from pyverbs.mr import MR
     from pyverbs.pd import PD
     from pyverbs.pyverbs_error import PyverbsRDMAError
-    from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+    from pyverbs.qp import QP, QPCap, QPInitAttr
     from pyverbs.srq import SRQ, OpsWr, SrqInitAttrEx
     from pyverbs.wr import RecvWR, SendWR, SGE
     from tests.base import RDMATestCase
@@ -156,23 +137,9 @@ def define_tests():
             return SRQ(self.ctx, a), a
 
         def gid_attr(self):
-            gid = self.ctx.query_gid(self.ib_port, self.gid_index)
-            a = QPAttr()
-            a.qp_access_flags = ACC
-            a.port_num = self.ib_port
-            a.path_mtu = e.IBV_MTU_1024
-            a.rq_psn = PSN
-            a.sq_psn = PSN
-            a.max_dest_rd_atomic = 4
-            a.max_rd_atomic = 4
-            a.min_rnr_timer = 12
-            a.timeout = 14
-            a.retry_cnt = 7
-            a.rnr_retry = 7
-            a.ah_attr = AHAttr(port_num=self.ib_port, is_global=1,
-                               gr=GlobalRoute(dgid=gid,
-                                              sgid_index=self.gid_index))
-            return a
+            return caselib.rc_attr(
+                self.ctx.query_gid(self.ib_port, self.gid_index),
+                self.gid_index, PSN, ACC, port=self.ib_port)
 
         def pair(self, srq):
             """A plain RC QP (16 receives posted for FINs) connected to an
@@ -253,6 +220,23 @@ def define_tests():
             wr.handle = handle
             srq.post_srq_ops(wr)
 
+        def one_tag(self, size, tag, recv_wr_id):
+            """A TM SRQ, paired, counting, with one tagged buffer of size
+            bytes added (synced) for tag: the SRQ, the buffer's
+            self.tagged() triple, its handle."""
+            srq, _ = self.srq()
+            self.pair(srq)
+            self.counting()
+            m, s, p = self.tagged(size)
+            h = self.add(srq, tag, FULL, s, recv_wr_id, flags=SYNC)
+            return srq, m, s, p, h
+
+        def delete(self, srq, handle, wr_id, cnt=0, **want):
+            """A signaled, synced DEL of handle (unexpected_cnt cnt) and
+            its IBV_WC_TM_DEL completion, with the fields of want too."""
+            self.op(srq, e.IBV_WR_TAG_DEL, handle, wr_id=wr_id, cnt=cnt)
+            self.expect({'wr_id': wr_id, 'opcode': e.IBV_WC_TM_DEL, **want})
+
         def assert_errno(self, code, fn, *args, **kw):
             with self.assertRaises(PyverbsRDMAError) as ctx:
                 fn(*args, **kw)
@@ -304,24 +288,13 @@ def define_tests():
             extra = self.poll_tm(1, QUIET)
             self.assertEqual(extra, [], 'a completion that must not come')
 
-        def poll_plain(self, cq, n, timeout=POLL_TIMEOUT):
-            out = []
-            end = time.monotonic() + timeout
-            while len(out) < n and time.monotonic() < end:
-                k, wcs = cq.poll(num_entries=n - len(out))
-                if k:
-                    out += wcs[:k]
-                else:
-                    time.sleep(0.001)
-            return out
-
         def send(self, data, ok=True):
             """SEND data from the plain QP; its completion must succeed."""
             if data:
                 self.src.write(data, len(data))
             self.snd.post_send(SendWR(wr_id=len(data), num_sge=1, sg=[
                 SGE(self.src.buf, len(data), self.src.lkey)]))
-            wcs = self.poll_plain(self.scq, 1)
+            wcs = caselib.poll(self.scq, 1)
             self.assertEqual(len(wcs), 1, 'no send completion')
             if ok:
                 self.assertEqual(wcs[0].status, e.IBV_WC_SUCCESS,
@@ -343,18 +316,18 @@ def define_tests():
             return k
 
         def no_fin(self):
-            wcs = self.poll_plain(self.rcq, 1, QUIET)
+            wcs = caselib.poll(self.rcq, 1, QUIET)
             self.assertEqual(wcs, [], 'a message (FIN?) at the sender')
 
         def counting(self):
-            self.before = counters(self.dev_name)
+            self.before = caselib.counters(self.dev_name)
             for c in TM_COUNTERS:
                 self.assertIn(c, self.before, f'no counter {c}')
 
         def counted(self, **want):
             """Counter deltas since counting(): those named as given,
             the other tm_* counters 0 (None: not checked)."""
-            now = counters(self.dev_name)
+            now = caselib.counters(self.dev_name)
             for c in TM_COUNTERS:
                 w = want.get(c, 0)
                 if w is None:
@@ -405,8 +378,7 @@ def define_tests():
             h2 = self.add(srq, 2, FULL, sges, RECV + 1, wr_id=12, flags=SYNC)
             self.nothing_more()
             self.assertNotEqual(h1, h2, 'two listed entries, one handle')
-            self.op(srq, e.IBV_WR_TAG_DEL, h1, wr_id=13)
-            self.expect({'wr_id': 13, 'opcode': e.IBV_WC_TM_DEL, 'flags': 0})
+            self.delete(srq, h1, 13, flags=0)
             self.op(srq, e.IBV_WR_TAG_DEL, h2, wr_id=14, flags=0)
             self.nothing_more()
             self.op(srq, e.IBV_WR_TAG_SYNC, wr_id=15)
@@ -431,8 +403,7 @@ def define_tests():
             self.expect({'wr_id': 21, 'opcode': e.IBV_WC_TM_ADD},
                         {'wr_id': 23, 'opcode': e.IBV_WC_TM_DEL},
                         {'wr_id': 24, 'opcode': e.IBV_WC_TM_SYNC})
-            self.op(srq, e.IBV_WR_TAG_DEL, w2.handle, wr_id=25)
-            self.expect({'wr_id': 25, 'opcode': e.IBV_WC_TM_DEL})
+            self.delete(srq, w2.handle, 25)
             self.counted()
 
         def test_sync_req_and_phase(self):
@@ -482,8 +453,7 @@ def define_tests():
                          'byte_len': 70})
             self.check_tagged(ma, pa, payload(70, 4))
             # the disarmed one was never consumed: DEL succeeds
-            self.op(srq, e.IBV_WR_TAG_DEL, hb, wr_id=6, cnt=2)
-            self.expect({'wr_id': 6, 'opcode': e.IBV_WC_TM_DEL, 'flags': 0})
+            self.delete(srq, hb, 6, cnt=2, flags=0)
             self.assertNotEqual(ha, hb)
             self.counted(tm_matched=2, tm_unexpected=2)
 
@@ -492,11 +462,7 @@ def define_tests():
             the handle went back to the application, so the DEL is EINVAL
             from the post (as mlx5: no completion is owed on it) and
             nothing is completed."""
-            srq, _ = self.srq()
-            self.pair(srq)
-            self.counting()
-            m, s, _ = self.tagged(100)
-            h = self.add(srq, 0x51, FULL, s, RECV, flags=SYNC)
+            srq, m, s, _, h = self.one_tag(100, 0x51, RECV)
             self.send(tmh(e.IBV_TMH_EAGER, 0x51) + payload(10, 5))
             self.expect({'wr_id': RECV, 'flags': MATCH | DV,
                          'byte_len': 10})
@@ -508,11 +474,7 @@ def define_tests():
         def test_del_consumed_unpolled(self):
             """DEL racing the consumption (ibv_post_srq_ops(3)): the
             message arrived (its SEND completed), nothing polled yet."""
-            srq, _ = self.srq()
-            self.pair(srq)
-            self.counting()
-            m, s, p = self.tagged(100)
-            h = self.add(srq, 0x52, FULL, s, RECV + 1, flags=SYNC)
+            srq, m, s, p, h = self.one_tag(100, 0x52, RECV + 1)
             self.send(tmh(e.IBV_TMH_EAGER, 0x52, 6) + payload(10, 6))
             self.op(srq, e.IBV_WR_TAG_DEL, h, wr_id=32)
             got = self.poll_tm(2)
@@ -527,11 +489,7 @@ def define_tests():
             """A multi-packet message: DEL after its MATCH, its data
             still to come (DATA_VALID not polled): IBV_WC_TM_ERR, and the
             data lands all the same."""
-            srq, _ = self.srq()
-            self.pair(srq)
-            self.counting()
-            m, s, p = self.tagged(5000)
-            h = self.add(srq, 0x53, FULL, s, RECV + 2, flags=SYNC)
+            srq, m, s, p, h = self.one_tag(5000, 0x53, RECV + 2)
             self.send(tmh(e.IBV_TMH_EAGER, 0x53, 3) + payload(4000, 7))
             (c,) = self.poll_tm(1)
             self.assertEqual((c['wr_id'], c['flags'], c['tag'], c['priv']),
@@ -720,14 +678,14 @@ def define_tests():
             self.src.write(msg, len(msg), 32768)
             self.snd.post_send(SendWR(num_sge=1, sg=[
                 SGE(self.src.buf + 32768, len(msg), self.src.lkey)]))
-            wcs = self.poll_plain(self.scq, 1)
+            wcs = caselib.poll(self.scq, 1)
             self.assertEqual([w.status for w in wcs], [e.IBV_WC_SUCCESS])
             self.expect({'wr_id': RECV, 'opcode': e.IBV_WC_TM_RECV,
                          'flags': MATCH, 'tag': 0x600d, 'priv': 0x77},
                         {'wr_id': RECV, 'opcode': e.IBV_WC_TM_RECV,
                          'flags': DV, 'tag': 0, 'byte_len': 6000})
             self.check_tagged(m, p, data)
-            fin = self.poll_plain(self.rcq, 1)
+            fin = caselib.poll(self.rcq, 1)
             self.assertEqual(len(fin), 1, 'no FIN at the sender')
             f = fin[0]
             self.assertEqual((f.status, f.opcode, f.byte_len),
@@ -773,8 +731,7 @@ def define_tests():
             self.counted(tm_malformed=len(cases))
             # the entry was never consumed
             self.check_tagged(m, p, b'')
-            self.op(srq, e.IBV_WR_TAG_DEL, h, wr_id=41)
-            self.expect({'wr_id': 41, 'opcode': e.IBV_WC_TM_DEL})
+            self.delete(srq, h, 41)
             self.no_fin()
 
         def test_rndv_bad_rkey(self):
@@ -805,7 +762,7 @@ def define_tests():
             self.assertEqual(qa.qp_state, e.IBV_QPS_ERR,
                              'the TM QP is not in the error state')
             # no FIN (the sender's receives may be flushed)
-            wcs = self.poll_plain(self.rcq, 16, QUIET)
+            wcs = caselib.poll(self.rcq, 16, QUIET)
             self.assertEqual([w for w in wcs
                               if w.status == e.IBV_WC_SUCCESS], [],
                              'a message (FIN?) at the sender')
@@ -828,9 +785,7 @@ def define_tests():
             self.no_fin()
             self.counted(tm_matched=None, tm_rndv_incomplete=1)
 
-    TmTest.__module__ = 'tm_cases'
-    TmTest.__qualname__ = 'TmTest'
-    return TmTest
+    return caselib.named(TmTest, 'tm_cases')
 
 
 # --hostile (the debug kernel's lifecycle run): only these.
@@ -839,20 +794,5 @@ HOSTILE = ('test_malformed', 'test_rndv_bad_rkey', 'test_rndv_incomplete',
            'test_del_never_issued')
 
 
-def main():
-    only = None
-    if '--hostile' in sys.argv:
-        sys.argv.remove('--hostile')
-        only = HOSTILE
-
-    def define():
-        cls = define_tests()
-        for name in list(vars(cls)):
-            if only and name.startswith('test_') and name not in only:
-                delattr(cls, name)
-        return cls
-    return load_runner().run_extra_cases(define, 'tm')
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(caselib.run_cases(define_tests, 'tm', hostile=HOSTILE))

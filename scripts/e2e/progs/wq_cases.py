@@ -32,46 +32,15 @@ closes the users first and does not read max_wr back.
     wq_cases.py --dev shca9
 """
 import errno
-import importlib.util
-import os
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+import caselib
+
 POLL_TIMEOUT = 120      # seconds; TCG is slow, a lost completion must not hang
 QUIET = 0.5             # seconds to look for a completion that must not come
-KEY = bytes([0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2,
-             0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3, 0x8f, 0xb0,
-             0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4,
-             0x77, 0xcb, 0x2d, 0xa3, 0x80, 0x30, 0xf2, 0x0c,
-             0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa])
+KEY = caselib.MS_RSS_KEY
 SLOT = 256
-
-
-def load_runner():
-    spec = importlib.util.spec_from_file_location(
-        'pyverbs_run', os.path.join(HERE, 'pyverbs-run.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def toeplitz(key, data):
-    """The Toeplitz hash of DATA under KEY, as Microsoft RSS defines it."""
-    k = int.from_bytes(key, 'big')
-    klen = len(key) * 8
-    h = 0
-    for i in range(len(data) * 8):
-        if data[i // 8] & (0x80 >> (i % 8)):
-            h ^= (k >> (klen - 32 - i)) & 0xffffffff
-    return h
-
-
-def csum(b):
-    s = sum(int.from_bytes(b[i:i + 2], 'big') for i in range(0, len(b), 2))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return (~s) & 0xffff
 
 
 def udp_frame(dmac, smac, src, dst, sport, dport, payload):
@@ -79,17 +48,15 @@ def udp_frame(dmac, smac, src, dst, sport, dport, payload):
         (8 + len(payload)).to_bytes(2, 'big') + b'\0\0' + payload
     ip = bytearray([0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 17, 0, 0]) + src + dst
     ip[2:4] = (20 + len(udp)).to_bytes(2, 'big')
-    ip[10:12] = csum(bytes(ip)).to_bytes(2, 'big')
+    ip[10:12] = caselib.csum(bytes(ip)).to_bytes(2, 'big')
     return dmac + smac + b'\x08\x00' + bytes(ip) + udp
 
 
 def define_tests():
     import pyverbs.enums as e
     from pyverbs.cq import CQ
-    from pyverbs.device import Context
     from pyverbs.flow import Flow, FlowAttr
     from pyverbs.mr import MR
-    from pyverbs.pd import PD
     from pyverbs.pyverbs_error import PyverbsRDMAError
     from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr, QPInitAttrEx, QPEx
     from pyverbs.spec import EthSpec
@@ -110,9 +77,7 @@ def define_tests():
     class WqTest(RDMATestCase):
         def setUp(self):
             super().setUp()
-            self.ctx = Context(name=self.dev_name)
-            self.pd = PD(self.ctx)
-            self.cq = CQ(self.ctx, 256)
+            self.ctx, self.pd, self.cq = caselib.ctx_pd_cq(self.dev_name, 256)
             self.objs = []
 
         def tearDown(self):
@@ -145,12 +110,7 @@ def define_tests():
                              str(ctx.exception))
 
         def poll(self, cq, n):
-            got = []
-            end = time.time() + POLL_TIMEOUT
-            while len(got) < n and time.time() < end:
-                k, wcs = cq.poll(n - len(got))
-                got += wcs[:k]
-            return got
+            return caselib.poll(cq, n, POLL_TIMEOUT, nap=0)
 
         def quiet(self, cq):
             end = time.time() + QUIET
@@ -307,8 +267,9 @@ def define_tests():
                 sport, dport = 1000 + 7 * i, 4791 + i
                 frame = udp_frame(DMAC, SMAC, src, dst, sport, dport,
                                   bytes((i + j) & 0xff for j in range(64)))
-                h = toeplitz(KEY, src + dst + sport.to_bytes(2, 'big') +
-                             dport.to_bytes(2, 'big'))
+                h = caselib.toeplitz(KEY, src + dst +
+                                     sport.to_bytes(2, 'big') +
+                                     dport.to_bytes(2, 'big'))
                 want[h & (n_wq - 1)].append(frame)
                 smr.write(frame, len(frame))
                 sqp.post_send(SendWR(opcode=e.IBV_WR_SEND, num_sge=1,
@@ -329,14 +290,8 @@ def define_tests():
             self.assertGreater(sum(1 for x in want if x), 1,
                                'the frames all hashed to one WQ')
 
-    WqTest.__module__ = 'wq_cases'
-    WqTest.__qualname__ = 'WqTest'
-    return WqTest
-
-
-def main():
-    return load_runner().run_extra_cases(define_tests, 'wq', lean=True)
+    return caselib.named(WqTest, 'wq_cases')
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(caselib.run_cases(define_tests, 'wq', lean=True))

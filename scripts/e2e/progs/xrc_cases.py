@@ -24,63 +24,34 @@ TAP-like lines:
     xrc_cases.py --dev shca0
 """
 import errno
-import importlib.util
-import os
 import sys
-import tempfile
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-POLL_TIMEOUT = 120      # seconds; TCG is slow, a lost completion must not hang
+import caselib
+
 PSN = 0x1234
-
-
-def load_runner():
-    spec = importlib.util.spec_from_file_location(
-        'pyverbs_run', os.path.join(HERE, 'pyverbs-run.py'))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def define_tests():
     import pyverbs.enums as e
-    from pyverbs.addr import AHAttr, GlobalRoute
     from pyverbs.cq import CQ
-    from pyverbs.device import Context
     from pyverbs.mr import MR
     from pyverbs.pd import PD
     from pyverbs.pyverbs_error import PyverbsRDMAError
-    from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr, QPInitAttrEx
+    from pyverbs.qp import QP, QPCap, QPInitAttr, QPInitAttrEx
     from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr, SrqInitAttrEx
     from pyverbs.wr import RecvWR, SendWR, SGE
-    from pyverbs.xrcd import XRCD, XRCDInitAttr
     from tests.base import RDMATestCase
 
     ACC = (e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE |
            e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC)
-
-    def poll(cq, n, timeout=POLL_TIMEOUT):
-        """Up to n completions of cq within timeout seconds, any status."""
-        out = []
-        end = time.monotonic() + timeout
-        while len(out) < n and time.monotonic() < end:
-            k, wcs = cq.poll(num_entries=n - len(out))
-            if k:
-                out += wcs[:k]
-            else:
-                time.sleep(0.001)
-        return out
 
     class XrcTest(RDMATestCase):
         def setUp(self):
             super().setUp()
             self.server = None
             self.client = None
-            self.ctx = Context(name=self.dev_name)
+            self.ctx, self.pd, self.cq = caselib.ctx_pd_cq(self.dev_name, 512)
             self.attr = self.ctx.query_device()
-            self.pd = PD(self.ctx)
-            self.cq = CQ(self.ctx, 512)
             self.scq = CQ(self.ctx, 512)
             self.files = []
 
@@ -92,49 +63,26 @@ def define_tests():
 
         # --- resources ---------------------------------------------------
         def xrcd(self):
-            tmp = tempfile.NamedTemporaryFile()
+            x, tmp = caselib.xrcd(self.ctx)
             self.files.append(tmp)
-            fd = os.open(tmp.name, os.O_RDONLY | os.O_CREAT, 0o600)
-            init = XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD |
-                                e.IBV_XRCD_INIT_ATTR_OFLAGS, os.O_CREAT, fd)
-            x = XRCD(self.ctx, init)
-            os.close(fd)
             return x
 
         def srq_ex(self, xrcd=None, pd=None, max_wr=16, max_sge=1):
             """A basic SRQ (xrcd None) or an XRC SRQ through
             ibv_create_srq_ex; also returns its init attr, written back."""
+            if xrcd is not None:
+                return caselib.xrc_srq(self.ctx, pd or self.pd, xrcd, self.cq,
+                                       max_wr, max_sge)
             a = SrqInitAttrEx(max_wr=max_wr, max_sge=max_sge)
             a.pd = pd or self.pd
             a.comp_mask = e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD
-            if xrcd is None:
-                a.srq_type = e.IBV_SRQT_BASIC
-            else:
-                a.srq_type = e.IBV_SRQT_XRC
-                a.xrcd = xrcd
-                a.cq = self.cq
-                a.comp_mask |= e.IBV_SRQ_INIT_ATTR_XRCD | \
-                    e.IBV_SRQ_INIT_ATTR_CQ
+            a.srq_type = e.IBV_SRQT_BASIC
             return SRQ(self.ctx, a), a
 
         def gid_attr(self):
-            gid = self.ctx.query_gid(self.ib_port, self.gid_index)
-            a = QPAttr()
-            a.qp_access_flags = ACC
-            a.port_num = self.ib_port
-            a.path_mtu = e.IBV_MTU_1024
-            a.rq_psn = PSN
-            a.sq_psn = PSN
-            a.max_dest_rd_atomic = 4
-            a.max_rd_atomic = 4
-            a.min_rnr_timer = 12
-            a.timeout = 14
-            a.retry_cnt = 7
-            a.rnr_retry = 7
-            a.ah_attr = AHAttr(port_num=self.ib_port, is_global=1,
-                               gr=GlobalRoute(dgid=gid,
-                                              sgid_index=self.gid_index))
-            return a
+            return caselib.rc_attr(
+                self.ctx.query_gid(self.ib_port, self.gid_index),
+                self.gid_index, PSN, ACC, port=self.ib_port)
 
         def xrc_pair(self, xrcd, pd=None):
             """An XRC_SEND QP connected to an XRC_RECV QP of xrcd."""
@@ -201,7 +149,7 @@ def define_tests():
                 batch = min(32, count - done)
                 for k in range(done, done + batch):
                     self.send(qp, src, k * size, size, srqn, wr_id=first + k)
-                wcs = poll(self.scq, batch)
+                wcs = caselib.poll(self.scq, batch)
                 self.assertEqual(len(wcs), batch, 'send completions missing')
                 for wc in wcs:
                     self.assertEqual(wc.status, e.IBV_WC_SUCCESS,
@@ -211,7 +159,7 @@ def define_tests():
         def expect_in_order(self, mr, first, count, size, qp_num):
             """count receive completions on self.cq consuming WQEs
             first.. in posting order, each holding message wr_id."""
-            wcs = poll(self.cq, count)
+            wcs = caselib.poll(self.cq, count)
             self.assertEqual(len(wcs), count, 'receive completions missing')
             for k, wc in enumerate(wcs):
                 self.assertEqual(wc.status, e.IBV_WC_SUCCESS)
@@ -302,14 +250,14 @@ def define_tests():
             src = MR(self.pd, size, e.IBV_ACCESS_LOCAL_WRITE)
             src.write(msg(99, size), size)
             self.send(ini, src, 0, size, srqn, wr_id=99)
-            wcs = poll(self.scq, 1)
+            wcs = caselib.poll(self.scq, 1)
             self.assertEqual([w.status for w in wcs], [e.IBV_WC_SUCCESS])
-            wcs = poll(self.cq, 1)
+            wcs = caselib.poll(self.cq, 1)
             self.assertEqual([(w.status, w.wr_id) for w in wcs],
                              [(e.IBV_WC_SUCCESS, 99)],
                              'a WR after the bad one was posted')
             self.assertEqual(mr.read(size, 99 * size), msg(99, size))
-            self.assertEqual(poll(self.cq, 1, timeout=1), [])
+            self.assertEqual(caselib.poll(self.cq, 1, secs=1), [])
 
         def resize(self, xrc):
             """Fill an SRQ, grow it, post more, then receive every WQE."""
@@ -372,14 +320,14 @@ def define_tests():
             self.send(ini, src, 0, 2048, srq1.get_srq_num(), wr_id=1,
                       opcode=e.IBV_WR_RDMA_WRITE, raddr=dst.buf,
                       rkey=dst.rkey)
-            wcs = poll(self.scq, 1)
+            wcs = caselib.poll(self.scq, 1)
             self.assertEqual([w.status for w in wcs], [e.IBV_WC_SUCCESS])
             self.assertEqual(dst.read(2048, 0), b'\x99' * 2048)
             ini2, _ = self.xrc_pair(xrcd)
             self.send(ini2, src, 0, 2048, srq2.get_srq_num(), wr_id=2,
                       opcode=e.IBV_WR_RDMA_WRITE, raddr=dst.buf + 2048,
                       rkey=dst.rkey)
-            wcs = poll(self.scq, 1)
+            wcs = caselib.poll(self.scq, 1)
             self.assertEqual([w.status for w in wcs],
                              [e.IBV_WC_REM_ACCESS_ERR])
             self.assertEqual(dst.read(2048, 2048), b'\x11' * 2048,
@@ -391,14 +339,8 @@ def define_tests():
         return head + bytes((k * 31 + i * 7 + 1) & 0xff
                             for i in range(4, size))
 
-    XrcTest.__module__ = 'xrc_cases'
-    XrcTest.__qualname__ = 'XrcTest'
-    return XrcTest
-
-
-def main():
-    return load_runner().run_extra_cases(define_tests, 'xrc')
+    return caselib.named(XrcTest, 'xrc_cases')
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(caselib.run_cases(define_tests, 'xrc'))
