@@ -23,6 +23,8 @@
 #     of the counter table, drivers/infiniband/sw/shca/stats.h, then "_"
 #     and more) must be a counter of that table or a name that the code
 #     uses.
+# And the other way: every counter of that table is described in the man
+# page, Documentation/shca.7 (and its names there are checked as above).
 # Prints each name that does not exist, with its file and line, and exits
 # 1 if there is any; else prints "comment-check: N names, all exist".
 set -euo pipefail
@@ -167,6 +169,14 @@ for f in sorted(files):
             check(f, line, text)
     elif f.startswith('Documentation/') and f.endswith('.rst'):
         check(f, 1, open(f, errors='replace').read())
+
+man = open('Documentation/shca.7', errors='replace').read()
+check('Documentation/shca.7', 1, man)
+man_words = set(re.findall(r'\b\w+\b', man))
+for c in sorted(counters):
+    checked += 1
+    if c not in man_words:
+        bad.append(('Documentation/shca.7', 1, 'description of counter', c))
 
 for path, line, kind, name in bad:
     print(f"{path}:{line}: no such {kind}: {name}")

@@ -106,6 +106,10 @@ for s in postinst prerm; do
 	chmod 755 "$p/DEBIAN/$s"
 done
 docs "$p" shca-dkms
+# shca(7): what shca is, its parameters, counters and tracepoints
+install -d "$p/usr/share/man/man7"
+gzip -9nc "$top/Documentation/shca.7" >"$p/usr/share/man/man7/shca.7.gz"
+touch -d "@$SOURCE_DATE_EPOCH" "$p/usr/share/man/man7/shca.7.gz"
 echo "misc:Depends=" >"$work/shca-dkms.substvars"
 rm -f "$out"/shca-dkms_*.deb
 finish "$p" shca-dkms -T"$work/shca-dkms.substvars"
@@ -151,6 +155,7 @@ list=$(dpkg-deb -c "$dkms_deb")
 for f in dkms.conf Makefile Kbuild drivers/infiniband/sw/shca/main.c include/uapi/rdma/shca-abi.h; do
 	grep -q " \./usr/src/$name-$ver/$f\$" <<<"$list" || die "$dkms_deb lacks /usr/src/$name-$ver/$f"
 done
+grep -q " \./usr/share/man/man7/shca\.7\.gz\$" <<<"$list" || die "$dkms_deb lacks shca(7)"
 for r in "${releases[@]}"; do
 	d=$(ls "$out"/libshca1_"$ver"+rdmacore"$r"_*.deb)
 	list=$(dpkg-deb -c "$d")

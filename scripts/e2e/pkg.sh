@@ -56,6 +56,11 @@ check "README: apt-get install linux-headers-amd64 rdma-core ibverbs-utils: noth
 check "README: apt-get install ./shca-dkms_${ver}_all.deb ./libshca1_${ver}+rdmacore${rc_up}_amd64.deb: nothing to do" \
 	readme_debs
 
+# shca(7), from Documentation/shca.7
+check "shca(7) installed: /usr/share/man/man7/shca.7.gz, its COUNTERS and TRACEPOINTS" \
+	sh -c "zcat /usr/share/man/man7/shca.7.gz | grep -q '^\.SH COUNTERS' &&
+		zcat /usr/share/man/man7/shca.7.gz | grep -q '^\.SH TRACEPOINTS'"
+
 # --- the module DKMS installed ---------------------------------------------------------
 ko=$(modinfo -n shca 2>&1)
 case "$ko" in
