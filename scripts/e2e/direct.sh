@@ -118,7 +118,7 @@ set_direct() {
 
 # --- counters ------------------------------------------------------------------
 
-STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_seq_naks_sent rc_held_requests rc_held_responses rc_held_expired rc_timeouts_held rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rx_packets rx_inline_packets tx_gso_packets tx_gso_sends rx_bad_icrc rx_malformed"
+STATS="tx_direct_msgs tx_wire_msgs rx_dropped rc_timeouts rc_retransmits rc_seq_naks_rcvd rc_seq_naks_sent rc_held_requests rc_held_responses rc_held_expired rc_timeouts_held rc_rnr_naks_rcvd rc_dup_acks rc_bad_resp rc_acks_sent rc_acks_delayed rx_packets rx_inline_packets tx_gso_packets tx_gso_sends rx_bad_icrc rx_malformed"
 declare -A SNAP
 
 # snap TAG DEV...: SNAP[TAG,DEV,counter] for every counter of $STATS.
@@ -569,23 +569,26 @@ wire_loss_case() {
 }
 
 # wire_case NAME FROM TO SDEV DEV...: wire_loss_case, and the responder
-# SDEV acknowledges at most one data packet in 4 (rc_acks_sent /
-# rx_packets): shca's requester asks for an ACK (AckReq) at most every 4
-# packets (half its smallest window of 8) and at the end of each message,
-# and the responder's ACKs for those are one per receive batch; an ACK per
-# batch whatever was asked (as before the delayed ACK) was some 0.8 per
-# packet.
+# SDEV acknowledges at most one data packet in 4 when asked (rc_acks_sent
+# less rc_acks_delayed, over rx_packets): shca's requester asks for an ACK
+# (AckReq) at most every 4 packets (half its smallest window of 8) and at
+# the end of each message, and the responder's ACKs for those are one per
+# receive batch; an ACK per batch whatever was asked (as before the
+# delayed ACK) was some 0.8 per packet.  The delayed ACKs, for packets
+# left unacknowledged when the requester paused for longer than the delay
+# (100 us, a matter of scheduling under TCG), are shown and not counted.
 wire_case() {
-	local name=$1 from=$2 to=$3 sdev=$4 acks pkts
+	local name=$1 from=$2 to=$3 sdev=$4 acks late pkts
 	wire_loss_case "$@"
 	acks=$(delta "$from" "$to" "$sdev" rc_acks_sent)
+	late=$(delta "$from" "$to" "$sdev" rc_acks_delayed)
 	pkts=$(delta "$from" "$to" "$sdev" rx_packets)
-	if [ "$acks" = "?" ] || [ "$pkts" = "?" ]; then
-		not_ok "$name: ACKs per data packet" "no rc_acks_sent/rx_packets counter on $sdev"
-	elif [ $((acks * 4)) -le "$pkts" ]; then
-		ok "$name: at most one ACK per 4 data packets ($sdev: rc_acks_sent +$acks, rx_packets +$pkts)"
+	if [ "$acks" = "?" ] || [ "$late" = "?" ] || [ "$pkts" = "?" ]; then
+		not_ok "$name: ACKs per data packet" "no rc_acks_sent/rc_acks_delayed/rx_packets counter on $sdev"
+	elif [ $(((acks - late) * 4)) -le "$pkts" ]; then
+		ok "$name: at most one ACK per 4 data packets when asked ($sdev: rc_acks_sent +$acks, of them delayed +$late, rx_packets +$pkts)"
 	else
-		not_ok "$name: at most one ACK per 4 data packets" "$sdev: rc_acks_sent +$acks, rx_packets +$pkts"
+		not_ok "$name: at most one ACK per 4 data packets when asked" "$sdev: rc_acks_sent +$acks, of them delayed +$late, rx_packets +$pkts"
 	fi
 }
 

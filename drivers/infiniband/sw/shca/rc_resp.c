@@ -1121,6 +1121,8 @@ bool shca_resp_batch_end(struct shca_qp *qp)
 		resp->unacked = 0;
 		resp->ack_due = false;
 	} else if (resp->ack_due || (resp->unacked && timed)) {
+		if (!resp->ack_due)
+			shca_resp_stat(qp, SHCA_STAT_RC_ACKS_DELAYED);
 		shca_resp_ack(qp);
 	} else if (resp->unacked && !resp->direct) {
 		shca_resp_ack_timer_arm(qp);
