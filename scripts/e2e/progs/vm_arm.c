@@ -49,15 +49,10 @@ static unsigned int events;	/* completion events received */
 /* Is an event pending on the channel within @ms?  It is consumed. */
 static bool event_in(struct env *e, int ms)
 {
-	struct pollfd p = { .fd = e->ch->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *cq_ctx;
+	struct ibv_cq *cq = cq_event_within(e, ms);
 
-	if (poll(&p, 1, ms) <= 0)
+	if (!cq)
 		return false;
-	if (ibv_get_cq_event(e->ch, &cq, &cq_ctx))
-		return false;
-	ibv_ack_cq_events(cq, 1);
 	events++;
 	if (cq != e->rcq) {
 		fprintf(stderr, "event for another CQ\n");

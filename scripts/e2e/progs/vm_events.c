@@ -23,16 +23,7 @@
 /* Is a completion event pending on the channel within @ms? */
 static bool event_within(struct env *e, int ms)
 {
-	struct pollfd p = { .fd = e->ch->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *cq_ctx;
-
-	if (poll(&p, 1, ms) <= 0)
-		return false;
-	if (ibv_get_cq_event(e->ch, &cq, &cq_ctx))
-		return false;
-	ibv_ack_cq_events(cq, 1);
-	return cq == e->rcq;
+	return cq_event_within(e, ms) == e->rcq;
 }
 
 static int set_mod(struct ibv_cq *cq, uint16_t count, uint16_t period)

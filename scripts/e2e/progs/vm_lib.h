@@ -16,12 +16,12 @@
 
 #include <infiniband/verbs.h>
 
+#include "e2e_lib.h"
+
 #define QKEY		0x11111111u
 #define MSG		64
 #define NBUF		32
 #define EVENT_WAIT_MS	120000
-
-extern int failures;
 
 #define CHECK(cond)                                                            \
 	do {                                                                   \
@@ -59,6 +59,7 @@ int post_ud_send(struct env *e, struct ibv_qp *qp, struct ibv_ah *ah,
 		 uint32_t qpn, uint64_t wr_id);
 int send_n(struct env *e, struct ibv_ah *ah, uint32_t qpn, int n);
 int one_wc(struct ibv_cq *cq, struct ibv_wc *wc);
+struct ibv_cq *cq_event_within(struct env *e, int ms);
 bool async_event_within(struct env *e, enum ibv_event_type want);
 struct ibv_device *find_dev(const char *dev_name);
 int setup(struct env *e, const char *dev_name);

@@ -65,20 +65,6 @@ static void result(int pass, const char *name, const char *fmt, ...)
 		failures++;
 }
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
-}
-
 /* kB of VmPin in /proc/self/status: the mm's pinned_vm. */
 static long vm_pin_kib(void)
 {

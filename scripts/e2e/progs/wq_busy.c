@@ -132,23 +132,11 @@ static int cv_setup(struct cv *c)
 static int cv_target(struct cv *c, struct ibv_wq *wq)
 {
 	struct ibv_rwq_ind_table_init_attr ta = { .ind_tbl = &wq };
-	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_RAW_PACKET,
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-			     IBV_QP_INIT_ATTR_RX_HASH,
-		.pd = c->pd,
-		.rx_hash_conf = {
-			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
-			.rx_hash_key_len = 40,
-			.rx_hash_key = (uint8_t *)key,
-		},
-	};
 
 	c->tbl = ibv_create_rwq_ind_table(c->ctx, &ta);
 	if (!c->tbl)
 		return -1;
-	qa.rwq_ind_tbl = c->tbl;
-	c->qp = ibv_create_qp_ex(c->ctx, &qa);
+	c->qp = rss_qp(c->ctx, c->pd, c->tbl, key, 0);
 	if (!c->qp)
 		return -1;
 	c->flow = mac_flow(c->qp, cv_dmac);
@@ -579,11 +567,9 @@ static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL), *dev = NULL;
 	struct ibv_wq_init_attr wa = {};
 	struct ibv_wq_attr mod = {};
 	struct ibv_rwq_ind_table_init_attr ta = {};
-	struct ibv_qp_init_attr_ex qa = {};
 	struct ibv_recv_wr rwr = {}, *bad;
 	struct ibv_sge sge;
 	struct ibv_wc wc[8];
@@ -599,14 +585,11 @@ int main(int argc, char **argv)
 	char buf[256];
 	int i, n;
 
-	for (i = 0; list && list[i]; i++)
-		if (argc > 1 && !strcmp(ibv_get_device_name(list[i]), argv[1]))
-			dev = list[i];
-	if (!dev) {
+	ctx = argc > 1 ? open_dev(argv[1]) : NULL;
+	if (!ctx) {
 		printf("not ok - device %s\n", argc > 1 ? argv[1] : "?");
 		return 1;
 	}
-	ctx = ibv_open_device(dev);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
@@ -753,17 +736,7 @@ int main(int argc, char **argv)
 		  "table of 512 (above 256): EINVAL");
 	}
 	T(ibv_destroy_wq(wq) == EBUSY, "destroy_wq of a WQ in a table: EBUSY");
-	qa.qp_type = IBV_QPT_RAW_PACKET;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-		       IBV_QP_INIT_ATTR_RX_HASH;
-	qa.pd = pd;
-	qa.rwq_ind_tbl = tbl;
-	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
-	qa.rx_hash_conf.rx_hash_key_len = 40;
-	qa.rx_hash_conf.rx_hash_key = (uint8_t *)key;
-	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
-					      IBV_RX_HASH_DST_IPV4;
-	qp = ibv_create_qp_ex(ctx, &qa);
+	qp = rss_qp(ctx, pd, tbl, key, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4);
 	T(qp != NULL, "RSS QP created");
 	if (qp) {
 		struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT,
@@ -788,7 +761,6 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	printf("# wq_busy: %d failure(s)\n", fails);
 	return fails ? 1 : 0;
 }

@@ -21,6 +21,8 @@
 
 #include "shca.h"
 
+#include "e2e_lib.h"
+
 static int fails;
 static const char *devname;
 
@@ -155,9 +157,7 @@ static int set_state(struct ibv_wq *wq, enum ibv_wq_state st)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL), *dev = NULL;
 	struct ibv_qp_init_attr qi = {};
-	struct ibv_qp_init_attr_ex qa = {};
 	struct ibv_wq_init_attr wa = {};
 	struct ibv_rwq_ind_table_init_attr ta = {};
 	struct {
@@ -178,17 +178,13 @@ int main(int argc, char **argv)
 	struct ibv_wc wc[4];
 	static uint8_t rbuf[4096];
 	long a, b;
-	int i;
 
 	devname = argc > 1 ? argv[1] : "shca9";
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), devname))
-			dev = list[i];
-	if (!dev) {
+	ctx = open_dev(devname);
+	if (!ctx) {
 		printf("not ok - device %s\n", devname);
 		return 1;
 	}
-	ctx = ibv_open_device(dev);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
@@ -201,16 +197,7 @@ int main(int argc, char **argv)
 	ta.log_ind_tbl_size = 0;
 	ta.ind_tbl = &wq;
 	tbl = wq ? ibv_create_rwq_ind_table(ctx, &ta) : NULL;
-	qa.qp_type = IBV_QPT_RAW_PACKET;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-		       IBV_QP_INIT_ATTR_RX_HASH;
-	qa.pd = pd;
-	qa.rwq_ind_tbl = tbl;
-	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
-	qa.rx_hash_conf.rx_hash_key_len = 40;
-	qa.rx_hash_conf.rx_hash_key = (uint8_t *)key;
-	qa.rx_hash_conf.rx_hash_fields_mask = 0;
-	rss = tbl ? ibv_create_qp_ex(ctx, &qa) : NULL;
+	rss = tbl ? rss_qp(ctx, pd, tbl, key, 0) : NULL;
 	T(ctx && pd && cq && mr && wq && tbl && rss,
 	  "one-entry table, RSS QP with no hash field");
 	if (!rss)
@@ -334,7 +321,6 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	printf("# wq_hostile: %d failure(s)\n", fails);
 	return fails ? 1 : 0;
 }

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Helpers shared by every C program here: TAP lines and fatal errors,
+ * opening a device by name, a TCP socket between two sides, and taking an
+ * RC-like QP through INIT, RTR and RTS.  None of them keeps state beyond
+ * the globals below; all run in the calling thread.
+ */
+#ifndef SHCA_E2E_LIB_H
+#define SHCA_E2E_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+/*
+ * The head of the TAP lines of tap(), pass() and die(): "ok - NAME: SIDE:
+ * case", or "ok - NAME: case" while side is NULL.  A program sets both
+ * before its first line.
+ */
+extern const char *e2e_name;
+extern const char *side;
+/* Failed checks (tap(), the programs' own), and passed tap() cases. */
+extern int failures;
+extern int passes;
+
+void tap(bool good, const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void pass(const char *name);
+void die(const char *what) __attribute__((noreturn));
+long long now_ms(void);
+
+struct ibv_context *open_dev(const char *name);
+struct ibv_context *open_dev_or_die(const char *name);
+
+int write_all(int fd, const void *buf, size_t len);
+int read_all(int fd, void *buf, size_t len);
+void send_tok(int fd, uint32_t tok, const char *what);
+uint32_t read_tok(int fd, const char *what);
+int tcp_listen(const char *port);
+int tcp_connect(const char *addr, const char *port, const char *what,
+		int timeout_s);
+void set_timeouts(int fd, int secs);
+
+int qp_init(struct ibv_qp *qp, unsigned int access);
+void gid_ah(struct ibv_ah_attr *ah, const void *dgid, int gid_index,
+	    uint8_t hop_limit);
+int qp_rtr(struct ibv_qp *qp, const struct ibv_ah_attr *ah, uint32_t dqpn,
+	   uint32_t rq_psn, uint8_t rd_atom, uint8_t rnr_timer);
+int qp_rts(struct ibv_qp *qp, uint32_t sq_psn, uint8_t timeout,
+	   uint8_t retry, uint8_t rnr_retry, uint8_t rd_atom);
+int rc_to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint8_t rd_atom,
+	      const union ibv_gid *dgid, int gid_index, uint8_t hop_limit,
+	      uint8_t rnr_timer);
+
+void xrc_srq_attr(struct ibv_srq_init_attr_ex *a, struct ibv_xrcd *xrcd,
+		  struct ibv_pd *pd, struct ibv_cq *cq, uint32_t max_wr);
+struct ibv_qp *rss_qp(struct ibv_context *ctx, struct ibv_pd *pd,
+		      struct ibv_rwq_ind_table *tbl, const uint8_t *key,
+		      uint64_t fields);
+
+#endif
