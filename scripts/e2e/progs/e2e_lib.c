@@ -67,6 +67,23 @@ void die(const char *what)
 	exit(1);
 }
 
+/* "NAME: " and @fmt's message on a line of stderr. */
+void e2e_vwarn(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", e2e_name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+/* CLOCK_MONOTONIC in seconds. */
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 /* CLOCK_MONOTONIC in milliseconds. */
 long long now_ms(void)
 {

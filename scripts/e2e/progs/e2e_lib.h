@@ -8,6 +8,7 @@
 #ifndef SHCA_E2E_LIB_H
 #define SHCA_E2E_LIB_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +30,9 @@ void tap(bool good, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void pass(const char *name);
 void die(const char *what) __attribute__((noreturn));
+void e2e_vwarn(const char *fmt, va_list ap);
 long long now_ms(void);
+double now_s(void);
 
 struct ibv_context *open_dev(const char *name);
 struct ibv_context *open_dev_or_die(const char *name);
@@ -59,5 +62,24 @@ void xrc_srq_attr(struct ibv_srq_init_attr_ex *a, struct ibv_xrcd *xrcd,
 struct ibv_qp *rss_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 		      struct ibv_rwq_ind_table *tbl, const uint8_t *key,
 		      uint64_t fields);
+
+/* What an RDMA CM server tells its client (private data): its buffer. */
+struct cm_rep {
+	uint32_t magic;
+	uint32_t rkey;
+	uint64_t addr;
+};
+
+/* The verbs and RDMA CM objects of one end of an RDMA CM connection. */
+struct rdma_event_channel;
+struct rdma_cm_id;
+struct cm_ep {
+	struct rdma_event_channel *ech;
+	struct rdma_cm_id *listen_id, *id;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cch;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+};
 
 #endif
