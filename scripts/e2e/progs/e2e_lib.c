@@ -19,30 +19,41 @@ int failures;
 int passes;
 
 /*
+ * "ok - " or "not ok - ", the head (e2e_name, side: those set), @name and,
+ * if @fmt is set, ": " and its text: one line, flushed at once, so that the
+ * lines of a forked pair of processes stay in the order they were made.
+ */
+void tap_line(bool good, const char *name, const char *fmt, va_list ap)
+{
+	printf("%s - ", good ? "ok" : "not ok");
+	if (e2e_name)
+		printf("%s: ", e2e_name);
+	if (side)
+		printf("%s: ", side);
+	printf("%s", name);
+	if (fmt) {
+		printf(": ");
+		vprintf(fmt, ap);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+/*
  * One TAP line for case @name: "ok", or "not ok" with @fmt's explanation
- * (counted in failures).  Flushed at once, so that the lines of a forked
- * pair of processes stay in the order they were made.
+ * (counted in failures).
  */
 void tap(bool good, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (side)
-		printf("%s - %s: %s: %s", good ? "ok" : "not ok", e2e_name,
-		       side, name);
-	else
-		printf("%s - %s: %s", good ? "ok" : "not ok", e2e_name, name);
-	if (good) {
+	va_start(ap, fmt);
+	tap_line(good, name, good ? NULL : fmt, ap);
+	va_end(ap);
+	if (good)
 		passes++;
-	} else {
+	else
 		failures++;
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	printf("\n");
-	fflush(stdout);
 }
 
 /* An "ok" line for @name that does not count in passes. */
@@ -57,13 +68,7 @@ void die(const char *what)
 {
 	int err = errno;
 
-	if (side)
-		printf("not ok - %s: %s: %s: %s (errno %d)\n", e2e_name, side,
-		       what, strerror(err), err);
-	else
-		printf("not ok - %s: %s: %s (errno %d)\n", e2e_name, what,
-		       strerror(err), err);
-	fflush(stdout);
+	tap(false, what, "%s (errno %d)", strerror(err), err);
 	exit(1);
 }
 
@@ -106,6 +111,27 @@ struct ibv_context *open_dev(const char *name)
 	if (list)
 		ibv_free_device_list(list);
 	return ctx;
+}
+
+/*
+ * Poll @cq for @n completions into @wc, for @secs seconds at the most
+ * (a millisecond's sleep whenever none is there); how many came, or the
+ * poll's error.
+ */
+int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int secs)
+{
+	time_t end = time(NULL) + secs;
+	int got = 0, r;
+
+	while (got < n && time(NULL) < end) {
+		r = ibv_poll_cq(cq, n - got, wc + got);
+		if (r < 0)
+			return r;
+		got += r;
+		if (!r)
+			usleep(1000);
+	}
+	return got;
 }
 
 /* open_dev(@name), or die(). */

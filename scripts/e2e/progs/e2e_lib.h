@@ -17,8 +17,8 @@
 
 /*
  * The head of the TAP lines of tap(), pass() and die(): "ok - NAME: SIDE:
- * case", or "ok - NAME: case" while side is NULL.  A program sets both
- * before its first line.
+ * case", without "NAME: " while e2e_name is NULL and without "SIDE: "
+ * while side is.  A program sets them before its first line.
  */
 extern const char *e2e_name;
 extern const char *side;
@@ -26,6 +26,7 @@ extern const char *side;
 extern int failures;
 extern int passes;
 
+void tap_line(bool good, const char *name, const char *fmt, va_list ap);
 void tap(bool good, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void pass(const char *name);
@@ -35,6 +36,7 @@ long long now_ms(void);
 double now_s(void);
 
 struct ibv_context *open_dev(const char *name);
+int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int secs);
 struct ibv_context *open_dev_or_die(const char *name);
 
 int write_all(int fd, const void *buf, size_t len);

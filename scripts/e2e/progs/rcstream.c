@@ -581,8 +581,6 @@ int main(int argc, char **argv)
 	const char *addr = NULL, *port = "7479";
 	int opt, server = -1;
 
-	e2e_name = "rcstream";
-
 	while ((opt = getopt(argc, argv, "sca:p:m:k:e:t:")) != -1) {
 		switch (opt) {
 		case 's': server = 1; break;
@@ -600,6 +598,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rcstream -s|-c -a ADDR [-p PORT] [-m MiB] [-k KiB] [-e MSGS] [-t ACKTO]\n");
 		return 2;
 	}
+	e2e_name = "rcstream";
 	if (server)
 		hints.ai_flags = RAI_PASSIVE;
 	if (rdma_getaddrinfo(addr, port, &hints, &ai))

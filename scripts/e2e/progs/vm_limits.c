@@ -45,22 +45,14 @@
 static void result(int pass, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A TAP line, headed by $LIMITS_TAG (see main()): tap_line(). */
 static void result(int pass, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	const char *tag = getenv("LIMITS_TAG");
-
-	printf("%s - %s%s%s", pass ? "ok" : "not ok", tag ? tag : "",
-	       tag ? ": " : "", name);
-	if (fmt) {
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	printf("\n");
-	fflush(stdout);
+	va_start(ap, fmt);
+	tap_line(pass, name, fmt, ap);
+	va_end(ap);
 	if (!pass)
 		failures++;
 }
@@ -354,6 +346,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	e2e_name = getenv("LIMITS_TAG");
 	ctx = open_dev(argv[1]);
 	if (!ctx) {
 		result(0, "open device", "%s: errno %d", argv[1], errno);

@@ -551,20 +551,6 @@ out:
 	ibv_destroy_cq(ibv_cq_ex_to_cq(c.cqx));
 }
 
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
-{
-	time_t end = time(NULL) + 60;
-	int got = 0, r;
-
-	while (got < n && time(NULL) < end) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-	}
-	return got;
-}
-
 int main(int argc, char **argv)
 {
 	struct ibv_wq_init_attr wa = {};
@@ -669,14 +655,14 @@ int main(int argc, char **argv)
 	T(n == 8 - 3 && bad == &rwr, "full ring: ENOMEM after max_wr posts");
 	mod.wq_state = IBV_WQS_ERR;
 	T(!ibv_modify_wq(wq, &mod), "RDY -> ERR");
-	n = poll_n(cq, wc, 8);
+	n = poll_n(cq, wc, 8, 60);
 	T(n == 8 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[0].wr_id == 0x100 &&
 	  wc[2].wr_id == 0x102 && wc[3].wr_id == 0x300 && wc[7].wr_id == 0x304 &&
 	  wc[7].status == IBV_WC_WR_FLUSH_ERR && wc[0].qp_num == wq->wq_num,
 	  "ERR flushes every posted WQE in order, qp_num = wq_num");
 	rwr.wr_id = 0x400;
 	T(!ibv_post_wq_recv(wq, &rwr, &bad), "post in ERR");
-	n = poll_n(cq, wc, 1);
+	n = poll_n(cq, wc, 1, 60);
 	T(n == 1 && wc[0].wr_id == 0x400 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
 	  "a post in ERR is flushed");
 	mod.wq_state = IBV_WQS_RDY;
@@ -714,7 +700,7 @@ int main(int argc, char **argv)
 	rwr.wr_id = 0x500;
 	ibv_post_wq_recv(wq, &rwr, &bad);
 	mod.wq_state = IBV_WQS_RESET;
-	T(!ibv_modify_wq(wq, &mod) && poll_n(cq, wc, 1) == 0,
+	T(!ibv_modify_wq(wq, &mod) && poll_n(cq, wc, 1, 60) == 0,
 	  "RDY -> RESET discards without completions");
 
 	/* a table holds its WQs, an RSS QP its table */

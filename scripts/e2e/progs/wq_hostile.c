@@ -58,22 +58,6 @@ static long stat(const char *name)
 	return v;
 }
 
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int secs)
-{
-	time_t end = time(NULL) + secs;
-	int got = 0, r;
-
-	while (got < n && time(NULL) < end) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (!r)
-			usleep(1000);
-	}
-	return got;
-}
-
 struct sender {
 	struct ibv_qp *qp;
 	struct ibv_cq *cq;
