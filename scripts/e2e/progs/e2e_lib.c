@@ -368,6 +368,22 @@ void xrc_srq_attr(struct ibv_srq_init_attr_ex *a, struct ibv_xrcd *xrcd,
 }
 
 /*
+ * A receive WQ of @max_wr one-SGE receives on @pd and @cq, made from @wa
+ * (its other fields as the caller set them; the capacities granted are
+ * written back there), or NULL.
+ */
+struct ibv_wq *rq_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *wa,
+		     struct ibv_pd *pd, struct ibv_cq *cq, uint32_t max_wr)
+{
+	wa->wq_type = IBV_WQT_RQ;
+	wa->pd = pd;
+	wa->cq = cq;
+	wa->max_wr = max_wr;
+	wa->max_sge = 1;
+	return ibv_create_wq(ctx, wa);
+}
+
+/*
  * A RAW_PACKET QP spreading over the WQs of @tbl by a Toeplitz hash with
  * the 40-byte @key over @fields (IBV_RX_HASH_*; 0: no hash field), or NULL.
  */

@@ -61,6 +61,8 @@ int rc_to_rtr(struct ibv_qp *qp, uint32_t dqpn, uint8_t rd_atom,
 
 void xrc_srq_attr(struct ibv_srq_init_attr_ex *a, struct ibv_xrcd *xrcd,
 		  struct ibv_pd *pd, struct ibv_cq *cq, uint32_t max_wr);
+struct ibv_wq *rq_wq(struct ibv_context *ctx, struct ibv_wq_init_attr *wa,
+		     struct ibv_pd *pd, struct ibv_cq *cq, uint32_t max_wr);
 struct ibv_qp *rss_qp(struct ibv_context *ctx, struct ibv_pd *pd,
 		      struct ibv_rwq_ind_table *tbl, const uint8_t *key,
 		      uint64_t fields);

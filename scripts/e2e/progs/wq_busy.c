@@ -592,12 +592,7 @@ int main(int argc, char **argv)
 	  (dx.raw_packet_caps & IBV_RAW_PACKET_CAP_DELAY_DROP),
 	  "rss caps advertised exactly, CVLAN_STRIPPING and DELAY_DROP the WQ flag caps");
 
-	wa.wq_type = IBV_WQT_RQ;
-	wa.pd = pd;
-	wa.cq = cq;
-	wa.max_wr = 5;
-	wa.max_sge = 1;
-	wq = ibv_create_wq(ctx, &wa);
+	wq = rq_wq(ctx, &wa, pd, cq, 5);
 	T(wq && wa.max_wr >= 5 && wa.max_wr <= 8 && wa.max_sge >= 1 &&
 	  wq->wq_num && wq->state == IBV_WQS_RESET,
 	  "create_wq writes max_wr/max_sge back, at least as asked");

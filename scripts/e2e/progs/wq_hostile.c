@@ -172,12 +172,7 @@ int main(int argc, char **argv)
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
-	wa.wq_type = IBV_WQT_RQ;
-	wa.pd = pd;
-	wa.cq = cq;
-	wa.max_wr = 4;
-	wa.max_sge = 1;
-	wq = ibv_create_wq(ctx, &wa);
+	wq = rq_wq(ctx, &wa, pd, cq, 4);
 	ta.log_ind_tbl_size = 0;
 	ta.ind_tbl = &wq;
 	tbl = wq ? ibv_create_rwq_ind_table(ctx, &ta) : NULL;

@@ -429,6 +429,17 @@ struct target {
 	struct tinfo ti;
 };
 
+/* ibv_open_qp(@oa) must fail: case @name. */
+static void open_qp_refused(struct target *tg, struct ibv_qp_open_attr *oa,
+			    const char *name)
+{
+	struct ibv_qp *qp = ibv_open_qp(tg->ctx, oa);
+
+	tap(!qp, name, "opened QP %u", qp ? qp->qp_num : 0);
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
 static void target_checks_open(const struct opts *o, struct target *tg,
 			       uint32_t owner_qpn)
 {
@@ -439,7 +450,6 @@ static void target_checks_open(const struct opts *o, struct target *tg,
 		.qp_type = IBV_QPT_XRC_RECV,
 	};
 	struct ibv_xrcd *x;
-	struct ibv_qp *qp;
 	char path[4096];
 	int fd;
 
@@ -464,18 +474,10 @@ static void target_checks_open(const struct opts *o, struct target *tg,
 	unlink(path);
 
 	oa.qp_num = 0xfffffe;
-	qp = ibv_open_qp(tg->ctx, &oa);
-	tap(!qp, "ibv_open_qp of a QPN that does not exist refused",
-	    "opened QP %u", qp ? qp->qp_num : 0);
-	if (qp)
-		ibv_destroy_qp(qp);
+	open_qp_refused(tg, &oa, "ibv_open_qp of a QPN that does not exist refused");
 	oa.qp_num = owner_qpn;
 	oa.qp_type = IBV_QPT_RC;
-	qp = ibv_open_qp(tg->ctx, &oa);
-	tap(!qp, "ibv_open_qp of the target QP as RC refused",
-	    "opened QP %u", qp ? qp->qp_num : 0);
-	if (qp)
-		ibv_destroy_qp(qp);
+	open_qp_refused(tg, &oa, "ibv_open_qp of the target QP as RC refused");
 	oa.qp_type = IBV_QPT_XRC_RECV;
 	tg->t[0] = ibv_open_qp(tg->ctx, &oa);
 	tap(tg->t[0] && tg->t[0]->qp_num == owner_qpn &&
