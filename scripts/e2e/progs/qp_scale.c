@@ -110,6 +110,16 @@ static void settle(void)
 	usleep(300000);
 }
 
+/* Whether the @i-th @what was made; if not, a line on stderr and *@bad set. */
+static bool made_ok(const void *obj, const char *what, int i, int *bad)
+{
+	if (obj)
+		return true;
+	fprintf(stderr, "qp_scale: %s %d: %s\n", what, i, strerror(errno));
+	*bad = 1;
+	return false;
+}
+
 static void hook(const char *phase)
 {
 	const char *h = getenv("QP_SCALE_HOOK");
@@ -203,11 +213,8 @@ int main(int argc, char **argv)
 		ia.cap.max_recv_sge = sge;
 		ia.cap.max_inline_data = inl;
 		qps[i] = ibv_create_qp(pd, &ia);
-		if (!qps[i]) {
-			fprintf(stderr, "qp_scale: QP %d: %s\n", i, strerror(errno));
-			bad = 1;
+		if (!made_ok(qps[i], "QP", i, &bad))
 			break;
-		}
 		made++;
 	}
 	t1 = now();
@@ -252,11 +259,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < nmr; i++) {
 			mr[i] = ibv_reg_mr(pd, bufs[i], mr_bytes, IBV_ACCESS_LOCAL_WRITE |
 					   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
-			if (!mr[i]) {
-				fprintf(stderr, "qp_scale: MR %d: %s\n", i, strerror(errno));
-				bad = 1;
+			if (!made_ok(mr[i], "MR", i, &bad))
 				break;
-			}
 			mrs++;
 		}
 		t1 = now();

@@ -222,14 +222,20 @@ static void cv_flags(struct ibv_wq *wq, uint32_t flags, const char *name)
 	T(!ibv_modify_wq(wq, &mod), name);
 }
 
+/* A 4-deep receive WQ on @c's PD and CQ, created with @flags (0: none). */
+static struct ibv_wq *cv_wq(struct cv *c, uint32_t flags)
+{
+	struct ibv_wq_init_attr wa = {
+		.comp_mask = flags ? IBV_WQ_INIT_ATTR_FLAGS : 0,
+		.create_flags = flags,
+	};
+
+	return rq_wq(c->ctx, &wa, c->pd, ibv_cq_ex_to_cq(c->cqx), 4);
+}
+
 static void cvlan_cases(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	static struct cv c;
-	struct ibv_wq_init_attr wa = {
-		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1,
-		.comp_mask = IBV_WQ_INIT_ATTR_FLAGS,
-		.create_flags = IBV_WQ_FLAGS_CVLAN_STRIPPING,
-	};
 	struct ibv_wq_attr mod = { .attr_mask = IBV_WQ_ATTR_STATE,
 				   .wq_state = IBV_WQS_RDY };
 	uint8_t tagged[128], plain[128], stripped[128];
@@ -245,9 +251,7 @@ static void cvlan_cases(struct ibv_context *ctx, struct ibv_pd *pd)
 	tlen = cv_frame(tagged, 1, 0x11);
 	plen = cv_frame(plain, 0, 0x11);
 	memcpy(stripped, plain, plen);
-	wa.pd = pd;
-	wa.cq = ibv_cq_ex_to_cq(c.cqx);
-	wq = ibv_create_wq(ctx, &wa);
+	wq = cv_wq(&c, IBV_WQ_FLAGS_CVLAN_STRIPPING);
 	T(wq != NULL, "create_wq with CVLAN_STRIPPING");
 	if (!wq)
 		return;
@@ -274,9 +278,7 @@ static void cvlan_cases(struct ibv_context *ctx, struct ibv_pd *pd)
 	T(!cv_untarget(&c), "cvlan: rule, RSS QP and table destroyed");
 
 	/* a WQ created without the flag */
-	wa.comp_mask = 0;
-	wa.create_flags = 0;
-	wq2 = ibv_create_wq(ctx, &wa);
+	wq2 = cv_wq(&c, 0);
 	T(wq2 && !ibv_modify_wq(wq2, &mod) && !cv_target(&c, wq2),
 	  "plain WQ behind its own RSS QP");
 	if (wq2) {
@@ -411,6 +413,15 @@ static int dl_reap(struct cv *c, struct ibv_wq *wq, int n, uint8_t seed)
 	return 0;
 }
 
+/* An untagged frame of @seed sent, and reaped from @wq with its bytes. */
+static int dl_one(struct cv *c, struct ibv_wq *wq, uint8_t seed)
+{
+	uint8_t f[128];
+	size_t len = cv_frame(f, 0, seed);
+
+	return dl_send(c, f, len) || dl_reap(c, wq, 1, seed) ? -1 : 0;
+}
+
 /* Send @n frames (seeds @seed..) to a WQ with no WQE; they must wait. */
 static int dl_park(struct cv *c, int n, uint8_t seed)
 {
@@ -444,11 +455,6 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 			const char *dev)
 {
 	static struct cv c;
-	struct ibv_wq_init_attr wa = {
-		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1,
-		.comp_mask = IBV_WQ_INIT_ATTR_FLAGS,
-		.create_flags = IBV_WQ_FLAGS_DELAY_DROP,
-	};
 	struct ibv_wq_attr mod = { .attr_mask = IBV_WQ_ATTR_STATE,
 				   .wq_state = IBV_WQS_RDY };
 	struct ibv_wq_attr fl = { .attr_mask = IBV_WQ_ATTR_FLAGS,
@@ -467,9 +473,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	T(dl_counter("rwq_delayed") >= 0 &&
 	  dl_counter("rwq_delay_dropped") >= 0,
 	  "delay: counters rwq_delayed and rwq_delay_dropped exist");
-	wa.pd = pd;
-	wa.cq = ibv_cq_ex_to_cq(c.cqx);
-	wq = ibv_create_wq(ctx, &wa);
+	wq = cv_wq(&c, IBV_WQ_FLAGS_DELAY_DROP);
 	T(wq != NULL, "create_wq with DELAY_DROP");
 	if (!wq)
 		return;
@@ -494,8 +498,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	  "no WQE before the deadline: dropped, rwq_delay_dropped + 1");
 	T(!dl_post(&c, wq, 1) && !dl_quiet(&c),
 	  "the expired frame is gone: a new receive stays posted");
-	len = cv_frame(f, 0, 0x71);
-	T(!dl_send(&c, f, len) && !dl_reap(&c, wq, 1, 0x71),
+	T(!dl_one(&c, wq, 0x71),
 	  "the next frame takes that receive");
 
 	/* a move to RESET drops what waits */
@@ -506,8 +509,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	mod.wq_state = IBV_WQS_RDY;
 	T(!ibv_modify_wq(wq, &mod) && !dl_post(&c, wq, 1) && !dl_quiet(&c),
 	  "RESET -> RDY: nothing left to deliver");
-	len = cv_frame(f, 0, 0x91);
-	T(!dl_send(&c, f, len) && !dl_reap(&c, wq, 1, 0x91),
+	T(!dl_one(&c, wq, 0x91),
 	  "then a frame lands as usual");
 
 	/* destroy with a frame waiting */
@@ -517,9 +519,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	  "destroy_wq drops it (rwq_delay_dropped + 1)");
 
 	/* without the flag: dropped at once; the flag set by modify_wq */
-	wa.comp_mask = 0;
-	wa.create_flags = 0;
-	wq2 = ibv_create_wq(ctx, &wa);
+	wq2 = cv_wq(&c, 0);
 	T(wq2 && !ibv_modify_wq(wq2, &mod) && !cv_target(&c, wq2),
 	  "plain WQ behind its own RSS QP");
 	if (!wq2)
@@ -532,8 +532,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	  "WQ without DELAY_DROP: dropped at once (rwq_no_wqe + 1)");
 	T(!dl_post(&c, wq2, 1) && !dl_quiet(&c),
 	  "the dropped frame is not delivered later");
-	len = cv_frame(f, 0, 0xc1);
-	T(!dl_send(&c, f, len) && !dl_reap(&c, wq2, 1, 0xc1),
+	T(!dl_one(&c, wq2, 0xc1),
 	  "the next frame takes the receive");
 	fl.flags = IBV_WQ_FLAGS_DELAY_DROP;
 	T(!ibv_modify_wq(wq2, &fl), "modify_wq: DELAY_DROP on");

@@ -139,6 +139,27 @@ static int set_state(struct ibv_wq *wq, enum ibv_wq_state st)
 	return ibv_modify_wq(wq, &a);
 }
 
+/*
+ * A frame (case @send) to WQEs @id and @id + 1: the first completes with
+ * @status, the second is flushed (case @name); the WQ is then in error
+ * (case @err); RESET and RDY make it ready again.
+ */
+static void err_then_flush(struct sender *s, struct ibv_cq *cq,
+			   struct ibv_wq *wq, const char *send, uint64_t id,
+			   enum ibv_wc_status status, const char *name,
+			   const char *err)
+{
+	struct ibv_wc wc[2];
+
+	T(!send_frame(s, 100), send);
+	T(poll_n(cq, wc, 2, 60) == 2 && wc[0].wr_id == id &&
+	  wc[0].status == status && wc[1].wr_id == id + 1 &&
+	  wc[1].status == IBV_WC_WR_FLUSH_ERR, name);
+	T(set_state(wq, IBV_WQS_RDY) == EINVAL, err);
+	set_state(wq, IBV_WQS_RESET);
+	set_state(wq, IBV_WQS_RDY);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_qp_init_attr qi = {};
@@ -245,15 +266,9 @@ int main(int argc, char **argv)
 	/* bad lkey: LOC_PROT_ERR, the WQ in error, the rest flushed */
 	post1(wq, mr, rbuf, 2048, mr->lkey ^ 0x100, 4);
 	post1(wq, mr, rbuf, 2048, mr->lkey, 5);
-	T(!send_frame(&s, 100), "send 6");
-	T(poll_n(cq, wc, 2, 60) == 2 && wc[0].wr_id == 4 &&
-	  wc[0].status == IBV_WC_LOC_PROT_ERR && wc[1].wr_id == 5 &&
-	  wc[1].status == IBV_WC_WR_FLUSH_ERR,
-	  "bad lkey: IBV_WC_LOC_PROT_ERR, the next WQE flushed");
-	T(set_state(wq, IBV_WQS_RDY) == EINVAL,
-	  "the WQ is in error (ERR -> RDY refused)");
-	set_state(wq, IBV_WQS_RESET);
-	set_state(wq, IBV_WQS_RDY);
+	err_then_flush(&s, cq, wq, "send 6", 4, IBV_WC_LOC_PROT_ERR,
+		       "bad lkey: IBV_WC_LOC_PROT_ERR, the next WQE flushed",
+		       "the WQ is in error (ERR -> RDY refused)");
 
 	/*
 	 * num_sge 0xffffffff and twelve zero-length SGEs, written into the
@@ -263,15 +278,9 @@ int main(int argc, char **argv)
 	post1(wq, mr, rbuf, 2048, mr->lkey, 7);
 	post1(wq, mr, rbuf, 2048, mr->lkey, 8);
 	spoil_huge(&rwq->wq, rwq->wq.prod - 2, mr->lkey, rbuf);
-	T(!send_frame(&s, 100), "send 7");
-	T(poll_n(cq, wc, 2, 60) == 2 && wc[0].wr_id == 7 &&
-	  wc[0].status == IBV_WC_LOC_QP_OP_ERR && wc[1].wr_id == 8 &&
-	  wc[1].status == IBV_WC_WR_FLUSH_ERR,
-	  "num_sge 0xffffffff: IBV_WC_LOC_QP_OP_ERR, the next WQE flushed");
-	T(set_state(wq, IBV_WQS_RDY) == EINVAL,
-	  "the WQ is in error after num_sge 0xffffffff (ERR -> RDY refused)");
-	set_state(wq, IBV_WQS_RESET);
-	set_state(wq, IBV_WQS_RDY);
+	err_then_flush(&s, cq, wq, "send 7", 7, IBV_WC_LOC_QP_OP_ERR,
+		       "num_sge 0xffffffff: IBV_WC_LOC_QP_OP_ERR, the next WQE flushed",
+		       "the WQ is in error after num_sge 0xffffffff (ERR -> RDY refused)");
 
 	/* hostile producer index: fatal event, dropped; RESET repairs */
 	a = stat("rwq_dropped");
