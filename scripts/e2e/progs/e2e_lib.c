@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Helpers shared by every C program here; see e2e_lib.h. */
+/* Helpers shared by the C programs here; see e2e_lib.h. */
 #include <errno.h>
 #include <netdb.h>
 #include <stdarg.h>

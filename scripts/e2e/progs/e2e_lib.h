@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Helpers shared by every C program here: TAP lines and fatal errors,
- * opening a device by name, a TCP socket between two sides, and taking an
- * RC-like QP through INIT, RTR and RTS.  None of them keeps state beyond
- * the globals below; all run in the calling thread.
+ * Helpers shared by the C programs here (all but srqcm; those that drive
+ * one device in the VM add vm_lib.h): TAP lines and fatal errors, opening
+ * a device by name, polling a CQ, a TCP socket between two sides, taking a
+ * connected QP through INIT, RTR and RTS, RSS and XRC SRQ attributes, and
+ * an RDMA CM endpoint.  None of them keeps state beyond the globals below;
+ * each runs in the calling thread and takes no lock (the TAP helpers are
+ * for the main thread of a process).
  */
 #ifndef SHCA_E2E_LIB_H
 #define SHCA_E2E_LIB_H

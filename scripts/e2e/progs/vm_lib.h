@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Helpers shared by the programs that drive a live shca device in the VM
- * (vm_events, vm_hostile, verbs_fuzz, verbs_fault, busy_all, wq_busy):
- * finding the device, one process, UD QPs that talk to each other through
- * the device's own GID, polling with generous bounds, and a flow rule on a
- * destination MAC.
+ * (busy_all, verbs_fault, verbs_fuzz, vm_arm, vm_events, vm_hostile,
+ * vm_limits, wq_busy), on top of e2e_lib.h: finding the device, one
+ * process, UD QPs that talk to each other through the device's own GID,
+ * polling with generous bounds, completion and async events, and a flow
+ * rule on a destination MAC.
  */
 #ifndef SHCA_VM_LIB_H
 #define SHCA_VM_LIB_H
