@@ -377,11 +377,13 @@ static const char *kind_str(const struct msg *m)
 /* ------------------------------------------------------------------ */
 /* TCP and verbs plumbing                                             */
 
+/* Token @tok to the peer; the run ends if it cannot be sent. */
 static void tell_peer(int fd, uint32_t tok)
 {
 	send_tok(fd, tok, "send a token to the peer");
 }
 
+/* The peer's next token, which must be @want; the run ends if not. */
 static void expect_tok(int fd, uint32_t want)
 {
 	uint32_t tok = read_tok(fd, "read a token from the peer");

@@ -188,6 +188,7 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 	return 0;
 }
 
+/* The peer's next token, which must be @want; die() if not. */
 static void expect_tok(int fd, uint32_t want)
 {
 	if (read_tok(fd, "read token") != want) {
