@@ -240,60 +240,23 @@ static void die_setup(const char *what)
 	exit(1);
 }
 
-static void fill_ah_attr(struct ibv_ah_attr *ah)
-{
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	ah->port_num = 1;
-	ah->grh.dgid = g.e.gid;
-	ah->grh.sgid_index = (uint8_t)g.e.gid_index;
-	ah->grh.hop_limit = 64;
-}
-
-/* RESET -> INIT of an RC, UC, XRC INI or TGT QP. */
-static int qp_init(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
 /* INIT -> RTR (-> RTS unless @qp is an XRC TGT) towards @dqpn. */
 static int qp_connect(struct ibv_qp *qp, uint32_t dqpn)
 {
-	bool resp = qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_RECV;
-	bool req = qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_XRC_SEND;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-		.dest_qp_num = dqpn, .max_dest_rd_atomic = 1,
-		.min_rnr_timer = 1,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
+	struct ibv_ah_attr ah;
 
-	fill_ah_attr(&a.ah_attr);
-	if (resp)
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (ibv_modify_qp(qp, &a, mask))
+	gid_ah(&ah, g.e.gid.raw, g.e.gid_index, 64);
+	if (qp_rtr(qp, &ah, dqpn, 0, 1, 1))
 		return -1;
 	if (qp->qp_type == IBV_QPT_XRC_RECV)
 		return 0;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (req)
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	return ibv_modify_qp(qp, &a, mask);
+	return qp_rts(qp, 0, 14, 7, 7, 1);
+}
+
+/* RESET -> INIT of an RC, UC, XRC INI or TGT QP. */
+static int qp_to_init(struct ibv_qp *qp)
+{
+	return qp_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 }
 
 /* A connected pair of @type (RC or UC); @b receives from @srq if set. */
@@ -312,7 +275,7 @@ static int conn_pair(enum ibv_qp_type type, struct ibv_srq *srq,
 	if (srq)
 		ia.recv_cq = ibv_cq_ex_to_cq(g.tmcq);
 	*b = ibv_create_qp(g.e.pd, &ia);
-	if (!*a || !*b || qp_init(*a) || qp_init(*b))
+	if (!*a || !*b || qp_to_init(*a) || qp_to_init(*b))
 		return -1;
 	return qp_connect(*a, (*b)->qp_num) || qp_connect(*b, (*a)->qp_num);
 }
@@ -479,7 +442,7 @@ static void build(void)
 	qa.comp_mask = IBV_QP_INIT_ATTR_XRCD;
 	qa.xrcd = g.xrcd;
 	g.tgt = ibv_create_qp_ex(g.e.ctx, &qa);
-	if (!g.ini || !g.tgt || qp_init(g.ini) || qp_init(g.tgt) ||
+	if (!g.ini || !g.tgt || qp_to_init(g.ini) || qp_to_init(g.tgt) ||
 	    qp_connect(g.tgt, g.ini->qp_num) || qp_connect(g.ini, g.tgt->qp_num))
 		die_setup("XRC INI and TGT QPs");
 
@@ -513,16 +476,7 @@ static void build(void)
 	g.ind = ibv_create_rwq_ind_table(g.e.ctx, &ta);
 	if (!g.ind)
 		die_setup("RWQ indirection table");
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_type = IBV_QPT_RAW_PACKET;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-		       IBV_QP_INIT_ATTR_RX_HASH;
-	qa.pd = g.e.pd;
-	qa.rwq_ind_tbl = g.ind;
-	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
-	qa.rx_hash_conf.rx_hash_key_len = sizeof(rss_key);
-	qa.rx_hash_conf.rx_hash_key = (uint8_t *)rss_key;
-	g.rss = ibv_create_qp_ex(g.e.ctx, &qa);
+	g.rss = rss_qp(g.e.ctx, g.e.pd, g.ind, rss_key, 0);
 	if (!g.rss)
 		die_setup("RSS QP");
 	g.flow_rss = mac_flow(g.rss, mac_rss);

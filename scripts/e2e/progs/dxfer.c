@@ -56,6 +56,8 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
+#include "e2e_lib.h"
+
 #define MAGIC		0x64786672u	/* "dxfr" */
 #define MAX_SLOTS	64
 #define MAX_SIZE	(64u << 20)
@@ -70,12 +72,6 @@ struct conn_req {		/* client -> server, CM private data */
 	uint32_t slots;
 	uint32_t size;
 	uint64_t seed;
-};
-
-struct conn_rep {		/* server -> client, CM private data */
-	uint32_t magic;
-	uint32_t rkey;
-	uint64_t addr;
 };
 
 struct hdr {			/* every SEND starts with one */
@@ -105,12 +101,7 @@ struct slot {			/* client side */
 };
 
 struct ctx {
-	struct rdma_event_channel *ech;
-	struct rdma_cm_id *listen_id, *id;
-	struct ibv_pd *pd;
-	struct ibv_comp_channel *cch;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct cm_ep ep;
 	/* server: slots of the target region; client: [hdr][data] per slot */
 	uint8_t *data, *recv, *ctrl;
 	struct ibv_mr *data_mr, *recv_mr, *ctrl_mr;
@@ -118,13 +109,12 @@ struct ctx {
 	unsigned int nrecv, nctrl;
 	int ctrl_busy[MAX_SLOTS + 1];
 	struct conn_req req;
-	struct conn_rep rep;
+	struct cm_rep rep;
 	int watchdog, ack_timeout;
 	double last_progress;
 	uint64_t verified, bad;
 };
 
-static const char *role = "dxfer";
 static volatile sig_atomic_t stop_req;
 
 static void on_usr1(int sig)
@@ -147,7 +137,7 @@ static void say(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	printf("[%.2f] %s: ", boottime(), role);
+	printf("[%.2f] %s: ", boottime(), e2e_name);
 	vprintf(fmt, ap);
 	va_end(ap);
 	putchar('\n');
@@ -158,21 +148,11 @@ static void quit(int code, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", role);
-	vfprintf(stderr, fmt, ap);
+	e2e_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	printf("%s: exit %d\n", role, code);
+	printf("%s: exit %d\n", e2e_name, code);
 	fflush(stdout);
 	exit(code);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Word w of message msg: unique to the message and to the position. */
@@ -239,12 +219,12 @@ static void cm_event_broken(struct ctx *c, struct rdma_cm_event *ev)
  */
 static struct rdma_cm_event *wait_cm(struct ctx *c, enum rdma_cm_event_type want)
 {
-	struct pollfd pfd = { .fd = c->ech->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = c->ep.ech->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 	int ret;
 
 	for (;;) {
-		if (rdma_get_cm_event(c->ech, &ev) == 0)
+		if (rdma_get_cm_event(c->ep.ech, &ev) == 0)
 			break;
 		if (errno != EAGAIN)
 			quit(EX_BROKEN, "rdma_get_cm_event: %s", strerror(errno));
@@ -282,33 +262,33 @@ static void nonblock(int fd)
  */
 static int poll_some(struct ctx *c, struct ibv_wc *wc, int max)
 {
-	struct pollfd pfd[2] = { { .fd = c->cch->fd, .events = POLLIN },
-				 { .fd = c->ech->fd, .events = POLLIN } };
+	struct pollfd pfd[2] = { { .fd = c->ep.cch->fd, .events = POLLIN },
+				 { .fd = c->ep.ech->fd, .events = POLLIN } };
 	struct rdma_cm_event *ev;
 	struct ibv_cq *cq;
 	void *cq_ctx;
 	int n;
 
-	n = ibv_poll_cq(c->cq, max, wc);
+	n = ibv_poll_cq(c->ep.cq, max, wc);
 	if (n < 0)
 		quit(EX_BROKEN, "ibv_poll_cq failed");
 	if (n > 0) {
-		c->last_progress = now();
+		c->last_progress = now_s();
 		return n;
 	}
-	if (ibv_req_notify_cq(c->cq, 0))
+	if (ibv_req_notify_cq(c->ep.cq, 0))
 		quit(EX_BROKEN, "ibv_req_notify_cq: %s", strerror(errno));
-	n = ibv_poll_cq(c->cq, max, wc);	/* what raced with the arming */
+	n = ibv_poll_cq(c->ep.cq, max, wc);	/* what raced with the arming */
 	if (n != 0) {
 		if (n < 0)
 			quit(EX_BROKEN, "ibv_poll_cq failed");
-		c->last_progress = now();
+		c->last_progress = now_s();
 		return n;
 	}
 	if (poll(pfd, 2, 200) < 0 && errno != EINTR)
 		quit(EX_BROKEN, "poll: %s", strerror(errno));
 	if (pfd[0].revents & POLLIN) {
-		if (ibv_get_cq_event(c->cch, &cq, &cq_ctx) == 0)
+		if (ibv_get_cq_event(c->ep.cch, &cq, &cq_ctx) == 0)
 			ibv_ack_cq_events(cq, 1);
 		else if (errno != EAGAIN)
 			quit(EX_BROKEN, "ibv_get_cq_event: %s", strerror(errno));
@@ -321,15 +301,15 @@ static int poll_some(struct ctx *c, struct ibv_wc *wc, int max)
 		 * server disconnects once our QP acknowledged its FIN_ACK,
 		 * whose completion is then already in the CQ.
 		 */
-		n = ibv_poll_cq(c->cq, max, wc);
+		n = ibv_poll_cq(c->ep.cq, max, wc);
 		if (n > 0) {
-			c->last_progress = now();
+			c->last_progress = now_s();
 			return n;
 		}
-		if (rdma_get_cm_event(c->ech, &ev) == 0)
+		if (rdma_get_cm_event(c->ep.ech, &ev) == 0)
 			cm_event_broken(c, ev);
 	}
-	if (now() - c->last_progress > c->watchdog)
+	if (now_s() - c->last_progress > c->watchdog)
 		quit(EX_STALLED, "no completion for %d s", c->watchdog);
 	return 0;
 }
@@ -349,7 +329,7 @@ static void post_recv(struct ctx *c, unsigned int i)
 	struct ibv_recv_wr wr = { .wr_id = WR(K_RECV, i), .sg_list = &sge, .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
-	if (ibv_post_recv(c->qp, &wr, &bad))
+	if (ibv_post_recv(c->ep.qp, &wr, &bad))
 		quit(EX_BROKEN, "ibv_post_recv: %s", strerror(errno));
 }
 
@@ -363,7 +343,7 @@ static void post_send(struct ctx *c, uint64_t wr_id, enum ibv_wr_opcode opc, voi
 
 	wr.wr.rdma.remote_addr = raddr;
 	wr.wr.rdma.rkey = c->rep.rkey;
-	if (ibv_post_send(c->qp, &wr, &bad))
+	if (ibv_post_send(c->ep.qp, &wr, &bad))
 		quit(EX_BROKEN, "ibv_post_send(%d): %s", opc, strerror(errno));
 }
 
@@ -387,20 +367,20 @@ static void setup_qp(struct ctx *c, struct rdma_cm_id *id, unsigned int sq, unsi
 	};
 	uint8_t to = c->ack_timeout;
 
-	c->pd = ibv_alloc_pd(id->verbs);
-	c->cch = ibv_create_comp_channel(id->verbs);
-	if (!c->pd || !c->cch)
+	c->ep.pd = ibv_alloc_pd(id->verbs);
+	c->ep.cch = ibv_create_comp_channel(id->verbs);
+	if (!c->ep.pd || !c->ep.cch)
 		quit(EX_SETUP, "ibv_alloc_pd/create_comp_channel: %s", strerror(errno));
-	nonblock(c->cch->fd);
-	c->cq = ibv_create_cq(id->verbs, 2 * (sq + rq), NULL, c->cch, 0);
-	if (!c->cq)
+	nonblock(c->ep.cch->fd);
+	c->ep.cq = ibv_create_cq(id->verbs, 2 * (sq + rq), NULL, c->ep.cch, 0);
+	if (!c->ep.cq)
 		quit(EX_SETUP, "ibv_create_cq: %s", strerror(errno));
-	qa.send_cq = qa.recv_cq = c->cq;
-	if (rdma_create_qp(id, c->pd, &qa))
+	qa.send_cq = qa.recv_cq = c->ep.cq;
+	if (rdma_create_qp(id, c->ep.pd, &qa))
 		quit(EX_SETUP, "rdma_create_qp: %s", strerror(errno));
-	c->qp = id->qp;
+	c->ep.qp = id->qp;
 	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &to, sizeof(to)))
-		fprintf(stderr, "%s: cannot set the ACK timeout: %s\n", role, strerror(errno));
+		fprintf(stderr, "%s: cannot set the ACK timeout: %s\n", e2e_name, strerror(errno));
 }
 
 static void *alloc_reg(struct ctx *c, size_t len, int access, struct ibv_mr **mr)
@@ -410,7 +390,7 @@ static void *alloc_reg(struct ctx *c, size_t len, int access, struct ibv_mr **mr
 	if (!p)
 		quit(EX_SETUP, "cannot allocate %zu bytes", len);
 	memset(p, 0, len);
-	*mr = ibv_reg_mr(c->pd, p, len, access);
+	*mr = ibv_reg_mr(c->ep.pd, p, len, access);
 	if (!*mr)
 		quit(EX_SETUP, "ibv_reg_mr(%zu): %s", len, strerror(errno));
 	return p;
@@ -478,7 +458,7 @@ static void srv_recv(struct srv *sv, const struct ibv_wc *wc)
 		a.ok = wc->byte_len == sizeof(h) + h.len && at == h.len;
 		if (!a.ok)
 			fprintf(stderr, "%s: SEND #%" PRIu64 ": %u bytes for %u, first bad byte %u\n",
-				role, h.msg, wc->byte_len, (uint32_t)(sizeof(h) + h.len), at);
+				e2e_name, h.msg, wc->byte_len, (uint32_t)(sizeof(h) + h.len), at);
 		break;
 	case M_VERIFY:	/* a WRITE landed in the slot before this SEND */
 		at = first_bad(slot, h.len, c->req.seed, h.msg);
@@ -486,7 +466,7 @@ static void srv_recv(struct srv *sv, const struct ibv_wc *wc)
 		a.ok = at == h.len;
 		if (!a.ok)
 			fprintf(stderr, "%s: WRITE #%" PRIu64 " (slot %u): first bad byte %u of %u\n",
-				role, h.msg, h.slot, at, h.len);
+				e2e_name, h.msg, h.slot, at, h.len);
 		break;
 	case M_FILL:	/* the client reads it after READY */
 		fill(slot, h.len, c->req.seed, h.msg);
@@ -527,13 +507,13 @@ static int server(struct ctx *c, struct rdma_addrinfo *ai)
 	unsigned int i;
 	int k, n, ok, wd;
 
-	role = "dxfer server";
+	e2e_name = "dxfer server";
 	say("pid %d", (int)getpid());
 	fflush(stdout);
-	nonblock(c->ech->fd);
-	if (rdma_create_id(c->ech, &c->listen_id, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(c->listen_id, ai->ai_src_addr ? ai->ai_src_addr : ai->ai_dst_addr) ||
-	    rdma_listen(c->listen_id, 1))
+	nonblock(c->ep.ech->fd);
+	if (rdma_create_id(c->ep.ech, &c->ep.listen_id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(c->ep.listen_id, ai->ai_src_addr ? ai->ai_src_addr : ai->ai_dst_addr) ||
+	    rdma_listen(c->ep.listen_id, 1))
 		quit(EX_SETUP, "listen: %s", strerror(errno));
 	say("listening");
 	fflush(stdout);
@@ -542,7 +522,7 @@ static int server(struct ctx *c, struct rdma_addrinfo *ai)
 	c->watchdog = 24 * 3600;
 	ev = wait_cm(c, RDMA_CM_EVENT_CONNECT_REQUEST);
 	c->watchdog = wd;
-	c->id = ev->id;
+	c->ep.id = ev->id;
 	if (ev->param.conn.private_data_len < sizeof(c->req))
 		quit(EX_SETUP, "short connect request");
 	memcpy(&c->req, ev->param.conn.private_data, sizeof(c->req));
@@ -553,7 +533,7 @@ static int server(struct ctx *c, struct rdma_addrinfo *ai)
 
 	c->nrecv = c->req.slots + 2;
 	c->nctrl = 2 * c->req.slots + 2;
-	setup_qp(c, c->id, c->nctrl, c->nrecv);
+	setup_qp(c, c->ep.id, c->nctrl, c->nrecv);
 	c->data_stride = (c->req.size + 4095) & ~4095u;
 	c->data = alloc_reg(c, c->data_stride * c->req.slots, IBV_ACCESS_LOCAL_WRITE |
 			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, &c->data_mr);
@@ -562,11 +542,11 @@ static int server(struct ctx *c, struct rdma_addrinfo *ai)
 	c->ctrl = alloc_reg(c, sizeof(struct hdr) * c->nctrl, 0, &c->ctrl_mr);
 	for (i = 0; i < c->nrecv; i++)
 		post_recv(c, i);
-	c->rep = (struct conn_rep){ .magic = MAGIC, .rkey = c->data_mr->rkey,
+	c->rep = (struct cm_rep){ .magic = MAGIC, .rkey = c->data_mr->rkey,
 				    .addr = (uintptr_t)c->data };
 	cp.private_data = &c->rep;
 	cp.private_data_len = sizeof(c->rep);
-	if (rdma_accept(c->id, &cp))
+	if (rdma_accept(c->ep.id, &cp))
 		quit(EX_SETUP, "rdma_accept: %s", strerror(errno));
 	rdma_ack_cm_event(wait_cm(c, RDMA_CM_EVENT_ESTABLISHED));
 	say("connected: ops %s%s%s, %u-byte messages, %u slots", c->req.ops & OP_WRITE ? "w" : "",
@@ -578,7 +558,7 @@ static int server(struct ctx *c, struct rdma_addrinfo *ai)
 	 * Until FIN_ACK has completed: the client disconnects once it has
 	 * read it, and its ACK proves the client's QP took it.
 	 */
-	c->last_progress = now();
+	c->last_progress = now_s();
 	while (!sv.fin_done) {
 		srv_flush(&sv);
 		n = poll_some(c, wc, 16);
@@ -599,7 +579,7 @@ static int server(struct ctx *c, struct rdma_addrinfo *ai)
 		}
 	}
 	ok = !c->bad;
-	if (rdma_disconnect(c->id))
+	if (rdma_disconnect(c->ep.id))
 		quit(EX_BROKEN, "rdma_disconnect: %s", strerror(errno));
 	rdma_ack_cm_event(wait_cm(c, RDMA_CM_EVENT_DISCONNECTED));
 	say("%" PRIu64 " messages verified, %" PRIu64 " bad (client started %" PRIu64 ")",
@@ -635,15 +615,15 @@ static void write_progress(struct client *cl, int force)
 	char buf[32];
 	int fd, len;
 
-	if (!cl->progress || (!force && now() - cl->progress_at < 0.2))
+	if (!cl->progress || (!force && now_s() - cl->progress_at < 0.2))
 		return;
-	cl->progress_at = now();
+	cl->progress_at = now_s();
 	len = snprintf(buf, sizeof(buf), "%" PRIu64 "\n", cl->done);
 	fd = open(cl->progress, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return;
 	if (write(fd, buf, len) != len)
-		fprintf(stderr, "%s: cannot write %s\n", role, cl->progress);
+		fprintf(stderr, "%s: cannot write %s\n", e2e_name, cl->progress);
 	close(fd);
 }
 
@@ -728,7 +708,7 @@ static void cl_answer(struct client *cl, const struct ibv_wc *wc)
 	if (h.type == M_RESULT && (sl->op == OP_WRITE || sl->op == OP_SEND)) {
 		if (!h.ok) {
 			fprintf(stderr, "%s: %s #%" PRIu64 " arrived wrong (server's check)\n",
-				role, op_name(sl->op), sl->msg);
+				e2e_name, op_name(sl->op), sl->msg);
 			c->bad++;
 		}
 	} else if (h.type == M_READY && sl->op == OP_READ) {
@@ -779,7 +759,7 @@ static void cl_completion(struct client *cl, const struct ibv_wc *wc)
 		at = first_bad(cl_buf(cl, s), c->req.size, c->req.seed, sl->msg);
 		if (at != c->req.size) {
 			fprintf(stderr, "%s: READ #%" PRIu64 " (slot %u): first bad byte %u of %u\n",
-				role, sl->msg, s, at, c->req.size);
+				e2e_name, sl->msg, s, at, c->req.size);
 			c->bad++;
 		}
 		sl->reading = 0;
@@ -794,7 +774,7 @@ static int cl_want_more(struct client *cl)
 {
 	if (stop_req)
 		return 0;
-	if (cl->t_end > 0 && now() < cl->t_end)
+	if (cl->t_end > 0 && now_s() < cl->t_end)
 		return 1;
 	return cl->next < cl->count;
 }
@@ -812,25 +792,25 @@ static int client(struct ctx *c, struct rdma_addrinfo *ai, struct client *cl)
 	double t0, t, t_addr, t_route;
 	int k, n, ok, len;
 
-	role = "dxfer client";
+	e2e_name = "dxfer client";
 	say("pid %d", (int)getpid());
 	fflush(stdout);
 	c->req.seed = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid() << 20;
-	nonblock(c->ech->fd);
-	t0 = now();
-	if (rdma_create_id(c->ech, &c->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(c->id, ai->ai_src_addr, ai->ai_dst_addr, 5000))
+	nonblock(c->ep.ech->fd);
+	t0 = now_s();
+	if (rdma_create_id(c->ep.ech, &c->ep.id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(c->ep.id, ai->ai_src_addr, ai->ai_dst_addr, 5000))
 		quit(EX_SETUP, "rdma_resolve_addr: %s", strerror(errno));
 	rdma_ack_cm_event(wait_cm(c, RDMA_CM_EVENT_ADDR_RESOLVED));
-	t_addr = now();
-	if (rdma_resolve_route(c->id, 5000))
+	t_addr = now_s();
+	if (rdma_resolve_route(c->ep.id, 5000))
 		quit(EX_SETUP, "rdma_resolve_route: %s", strerror(errno));
 	rdma_ack_cm_event(wait_cm(c, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	t_route = now();
+	t_route = now_s();
 
 	c->nrecv = c->req.slots + 2;
 	c->nctrl = c->req.slots + 1;
-	setup_qp(c, c->id, 2 * c->req.slots + 2, c->nrecv);
+	setup_qp(c, c->ep.id, 2 * c->req.slots + 2, c->nrecv);
 	c->data_stride = (sizeof(struct hdr) + c->req.size + 4095) & ~(size_t)4095;
 	c->data = alloc_reg(c, c->data_stride * c->req.slots, IBV_ACCESS_LOCAL_WRITE,
 			    &c->data_mr);
@@ -843,7 +823,7 @@ static int client(struct ctx *c, struct rdma_addrinfo *ai, struct client *cl)
 	c->req.magic = MAGIC;
 	cp.private_data = &c->req;
 	cp.private_data_len = sizeof(c->req);
-	if (rdma_connect(c->id, &cp))
+	if (rdma_connect(c->ep.id, &cp))
 		quit(EX_SETUP, "rdma_connect: %s", strerror(errno));
 	ev = wait_cm(c, RDMA_CM_EVENT_ESTABLISHED);
 	if (ev->param.conn.private_data_len < sizeof(c->rep))
@@ -852,14 +832,14 @@ static int client(struct ctx *c, struct rdma_addrinfo *ai, struct client *cl)
 	rdma_ack_cm_event(ev);
 	if (c->rep.magic != MAGIC)
 		quit(EX_SETUP, "bad connect reply");
-	t = now();
+	t = now_s();
 	say("connected: %u-byte messages, %u slots, %s (address %.1f s, route %.1f s, "
 	    "connection %.1f s)", c->req.size, c->req.slots,
 	    cl->t_end > 0 ? "timed run" : "counted run", t_addr - t0, t_route - t_addr,
 	    t - t_route);
 	fflush(stdout);
 
-	t0 = c->last_progress = now();
+	t0 = c->last_progress = now_s();
 	if (cl->t_end > 0)
 		cl->t_end += t0;
 	for (;;) {
@@ -877,7 +857,7 @@ static int client(struct ctx *c, struct rdma_addrinfo *ai, struct client *cl)
 		write_progress(cl, 0);
 	}
 	write_progress(cl, 1);
-	t = now() - t0;
+	t = now_s() - t0;
 	fin.count = cl->next;
 	fin.slot = c->nctrl - 1;
 	cl->count = UINT64_MAX;
@@ -902,7 +882,7 @@ static int client(struct ctx *c, struct rdma_addrinfo *ai, struct client *cl)
 	    t, cl->done * (double)c->req.size / t / 1e6, ops, cl->count, want, c->bad);
 	/* the server disconnects once its FIN_ACK completed */
 	rdma_ack_cm_event(wait_cm(c, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_disconnect(c->id);
+	rdma_disconnect(c->ep.id);
 	say("%s", ok ? "all data verified" : "FAILED");
 	return ok ? EX_OK : EX_BAD;
 }
@@ -928,6 +908,8 @@ int main(int argc, char **argv)
 	unsigned long n = 4;
 	double secs = 0;
 	int opt, srv = -1;
+
+	e2e_name = "dxfer";
 
 	c.req.size = 64 << 10;
 	c.req.slots = 2;
@@ -972,8 +954,8 @@ int main(int argc, char **argv)
 		hints.ai_flags = RAI_PASSIVE;
 	if (rdma_getaddrinfo(addr, port, &hints, &ai))
 		quit(EX_SETUP, "rdma_getaddrinfo(%s): %s", addr, strerror(errno));
-	c.ech = rdma_create_event_channel();
-	if (!c.ech)
+	c.ep.ech = rdma_create_event_channel();
+	if (!c.ep.ech)
 		quit(EX_SETUP, "rdma_create_event_channel: %s", strerror(errno));
 	return srv ? server(&c, ai) : client(&c, ai, &cl);
 }

@@ -43,6 +43,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "e2e_lib.h"
+
 struct mem {
 	long free, slab, vmalloc, percpu, anon;
 };
@@ -108,35 +110,14 @@ static void settle(void)
 	usleep(300000);
 }
 
-static int to_rtr(struct ibv_qp *qp, int rd_atom, int gid_index)
+/* Whether the @i-th @what was made; if not, a line on stderr and *@bad set. */
+static bool made_ok(const void *obj, const char *what, int i, int *bad)
 {
-	struct ibv_qp_attr a;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = rd_atom;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.sgid_index = gid_index;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_query_gid(qp->context, 1, gid_index, &a.ah_attr.grh.dgid))
-		return -1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (obj)
+		return true;
+	fprintf(stderr, "qp_scale: %s %d: %s\n", what, i, strerror(errno));
+	*bad = 1;
+	return false;
 }
 
 static void hook(const char *phase)
@@ -163,7 +144,7 @@ int main(int argc, char **argv)
 	int nqp = 2000, depth = 256, sge = 1, inl = 0, nmr = 0, rd_atom = -1;
 	int gid_index = -1, i, c, made = 0, mrs = 0, bad = 0;
 	size_t mr_bytes = 4096;
-	struct ibv_device **list;
+	union ibv_gid gid;
 	struct ibv_context *ctx = NULL;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -194,10 +175,7 @@ int main(int argc, char **argv)
 	if (nqp < 1 || (rd_atom >= 0 && gid_index < 0))
 		usage();
 
-	list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), dev))
-			ctx = ibv_open_device(list[i]);
+	ctx = open_dev(dev);
 	if (!ctx) {
 		fprintf(stderr, "qp_scale: cannot open %s\n", dev);
 		return 1;
@@ -235,11 +213,8 @@ int main(int argc, char **argv)
 		ia.cap.max_recv_sge = sge;
 		ia.cap.max_inline_data = inl;
 		qps[i] = ibv_create_qp(pd, &ia);
-		if (!qps[i]) {
-			fprintf(stderr, "qp_scale: QP %d: %s\n", i, strerror(errno));
-			bad = 1;
+		if (!made_ok(qps[i], "QP", i, &bad))
 			break;
-		}
 		made++;
 	}
 	t1 = now();
@@ -263,7 +238,9 @@ int main(int argc, char **argv)
 		hook("rtr");
 		t0 = now();
 		for (i = 0; i < made; i++)
-			if (to_rtr(qps[i], rd_atom, gid_index)) {
+			if (ibv_query_gid(ctx, 1, gid_index, &gid) ||
+			    rc_to_rtr(qps[i], qps[i]->qp_num, rd_atom, &gid,
+				      gid_index, 1, 12)) {
 				fprintf(stderr, "qp_scale: QP %d to RTR: %s\n", i,
 					strerror(errno));
 				bad = 1;
@@ -282,11 +259,8 @@ int main(int argc, char **argv)
 		for (i = 0; i < nmr; i++) {
 			mr[i] = ibv_reg_mr(pd, bufs[i], mr_bytes, IBV_ACCESS_LOCAL_WRITE |
 					   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
-			if (!mr[i]) {
-				fprintf(stderr, "qp_scale: MR %d: %s\n", i, strerror(errno));
-				bad = 1;
+			if (!made_ok(mr[i], "MR", i, &bad))
 				break;
-			}
 			mrs++;
 		}
 		t1 = now();
@@ -322,7 +296,6 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	for (i = 0; i < nmr; i++)
 		free(bufs[i]);
 	free(bufs);

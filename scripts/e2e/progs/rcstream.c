@@ -31,6 +31,8 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
+#include "e2e_lib.h"
+
 #define RM_MAX		4096
 #define RECV_DEPTH	32
 #define SEND_DEPTH	32
@@ -46,12 +48,6 @@ struct conn_req {		/* client -> server, CM private data */
 	uint64_t seed;
 };
 
-struct conn_rep {		/* server -> client, CM private data */
-	uint32_t magic;
-	uint32_t rkey;
-	uint64_t addr;
-};
-
 struct msg_hdr {
 	uint32_t type;
 	uint32_t seq;
@@ -63,12 +59,7 @@ struct msg_hdr {
 };
 
 struct ctx {
-	struct rdma_event_channel *ech;
-	struct rdma_cm_id *listen_id, *id;
-	struct ibv_pd *pd;
-	struct ibv_comp_channel *cch;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
+	struct cm_ep ep;
 	uint8_t *buf, *rbuf, *sbuf;
 	struct ibv_mr *buf_mr, *rbuf_mr, *sbuf_mr;
 	uint64_t size, seed;
@@ -78,20 +69,17 @@ struct ctx {
 	unsigned int sbuf_next;
 };
 
-static const char *role = "rcstream";
 
 /* wr_id of the receiver's result SEND; receives use their slot number. */
 #define RESULT_WR_ID	UINT64_MAX
 
-static void die(const char *fmt, ...)
+static void bail(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", role);
-	vfprintf(stderr, fmt, ap);
+	e2e_vwarn(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	exit(1);
 }
 
@@ -141,22 +129,14 @@ static void msg_fill(uint8_t *p, uint64_t seed, uint32_t seq)
 		p[i] = pattern(seed ^ seq, i / 8) >> (8 * (i % 8));
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static struct rdma_cm_event *get_event(struct ctx *c, enum rdma_cm_event_type want)
 {
 	struct rdma_cm_event *ev;
 
-	if (rdma_get_cm_event(c->ech, &ev))
-		die("rdma_get_cm_event: %s", strerror(errno));
+	if (rdma_get_cm_event(c->ep.ech, &ev))
+		bail("rdma_get_cm_event: %s", strerror(errno));
 	if (ev->event != want)
-		die("CM event %s (status %d), expected %s", rdma_event_str(ev->event),
+		bail("CM event %s (status %d), expected %s", rdma_event_str(ev->event),
 		    ev->status, rdma_event_str(want));
 	return ev;
 }
@@ -169,22 +149,22 @@ static struct rdma_cm_event *get_event(struct ctx *c, enum rdma_cm_event_type wa
 #define DISC_WAIT_S	90
 static int wait_disconnected(struct ctx *c)
 {
-	struct pollfd pfd = { .fd = c->ech->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = c->ep.ech->fd, .events = POLLIN };
 	struct rdma_cm_event *ev;
 	int ret;
 
 	ret = poll(&pfd, 1, DISC_WAIT_S * 1000);
 	if (ret <= 0) {
-		fprintf(stderr, "%s: no DISCONNECTED event within %d s\n", role, DISC_WAIT_S);
+		fprintf(stderr, "%s: no DISCONNECTED event within %d s\n", e2e_name, DISC_WAIT_S);
 		return -1;
 	}
-	if (rdma_get_cm_event(c->ech, &ev)) {
-		fprintf(stderr, "%s: rdma_get_cm_event: %s\n", role, strerror(errno));
+	if (rdma_get_cm_event(c->ep.ech, &ev)) {
+		fprintf(stderr, "%s: rdma_get_cm_event: %s\n", e2e_name, strerror(errno));
 		return -1;
 	}
 	ret = ev->event == RDMA_CM_EVENT_DISCONNECTED ? 0 : -1;
 	if (ret)
-		fprintf(stderr, "%s: CM event %s at the end\n", role, rdma_event_str(ev->event));
+		fprintf(stderr, "%s: CM event %s at the end\n", e2e_name, rdma_event_str(ev->event));
 	rdma_ack_cm_event(ev);
 	return ret;
 }
@@ -197,8 +177,8 @@ static void post_recv(struct ctx *c, unsigned int slot)
 	};
 	struct ibv_recv_wr wr = { .wr_id = slot, .sg_list = &sge, .num_sge = 1 }, *bad;
 
-	if (ibv_post_recv(c->qp, &wr, &bad))
-		die("ibv_post_recv: %s", strerror(errno));
+	if (ibv_post_recv(c->ep.qp, &wr, &bad))
+		bail("ibv_post_recv: %s", strerror(errno));
 }
 
 static void setup_qp(struct ctx *c, struct rdma_cm_id *id)
@@ -212,28 +192,28 @@ static void setup_qp(struct ctx *c, struct rdma_cm_id *id)
 	unsigned int i;
 	uint8_t to = c->ack_timeout;
 
-	c->pd = ibv_alloc_pd(id->verbs);
-	c->cch = ibv_create_comp_channel(id->verbs);
-	if (!c->pd || !c->cch)
-		die("ibv_alloc_pd/create_comp_channel: %s", strerror(errno));
-	c->cq = ibv_create_cq(id->verbs, 2 * (SEND_DEPTH + RECV_DEPTH + WRITE_WINDOW),
-			      NULL, c->cch, 0);
-	if (!c->cq || ibv_req_notify_cq(c->cq, 0))
-		die("ibv_create_cq: %s", strerror(errno));
-	qa.send_cq = qa.recv_cq = c->cq;
-	if (rdma_create_qp(id, c->pd, &qa))
-		die("rdma_create_qp: %s", strerror(errno));
-	c->qp = id->qp;
+	c->ep.pd = ibv_alloc_pd(id->verbs);
+	c->ep.cch = ibv_create_comp_channel(id->verbs);
+	if (!c->ep.pd || !c->ep.cch)
+		bail("ibv_alloc_pd/create_comp_channel: %s", strerror(errno));
+	c->ep.cq = ibv_create_cq(id->verbs, 2 * (SEND_DEPTH + RECV_DEPTH + WRITE_WINDOW),
+			      NULL, c->ep.cch, 0);
+	if (!c->ep.cq || ibv_req_notify_cq(c->ep.cq, 0))
+		bail("ibv_create_cq: %s", strerror(errno));
+	qa.send_cq = qa.recv_cq = c->ep.cq;
+	if (rdma_create_qp(id, c->ep.pd, &qa))
+		bail("rdma_create_qp: %s", strerror(errno));
+	c->ep.qp = id->qp;
 	if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &to, sizeof(to)))
-		fprintf(stderr, "%s: cannot set the ACK timeout: %s\n", role, strerror(errno));
+		fprintf(stderr, "%s: cannot set the ACK timeout: %s\n", e2e_name, strerror(errno));
 	c->rbuf = calloc(RECV_DEPTH, RM_MAX);
 	c->sbuf = calloc(SEND_DEPTH, RM_MAX);
 	if (!c->rbuf || !c->sbuf)
-		die("out of memory");
-	c->rbuf_mr = ibv_reg_mr(c->pd, c->rbuf, RECV_DEPTH * RM_MAX, IBV_ACCESS_LOCAL_WRITE);
-	c->sbuf_mr = ibv_reg_mr(c->pd, c->sbuf, SEND_DEPTH * RM_MAX, 0);
+		bail("out of memory");
+	c->rbuf_mr = ibv_reg_mr(c->ep.pd, c->rbuf, RECV_DEPTH * RM_MAX, IBV_ACCESS_LOCAL_WRITE);
+	c->sbuf_mr = ibv_reg_mr(c->ep.pd, c->sbuf, SEND_DEPTH * RM_MAX, 0);
 	if (!c->rbuf_mr || !c->sbuf_mr)
-		die("ibv_reg_mr: %s", strerror(errno));
+		bail("ibv_reg_mr: %s", strerror(errno));
 	for (i = 0; i < RECV_DEPTH; i++)
 		post_recv(c, i);
 }
@@ -246,23 +226,23 @@ static int wait_cq(struct ctx *c, struct ibv_wc *wc, int max)
 	int n;
 
 	for (;;) {
-		n = ibv_poll_cq(c->cq, max, wc);
+		n = ibv_poll_cq(c->ep.cq, max, wc);
 		if (n < 0)
-			die("ibv_poll_cq failed");
+			bail("ibv_poll_cq failed");
 		if (n > 0)
 			return n;
-		if (ibv_get_cq_event(c->cch, &cq, &cq_ctx))
-			die("ibv_get_cq_event: %s", strerror(errno));
+		if (ibv_get_cq_event(c->ep.cch, &cq, &cq_ctx))
+			bail("ibv_get_cq_event: %s", strerror(errno));
 		ibv_ack_cq_events(cq, 1);
 		if (ibv_req_notify_cq(cq, 0))
-			die("ibv_req_notify_cq: %s", strerror(errno));
+			bail("ibv_req_notify_cq: %s", strerror(errno));
 	}
 }
 
 static void wc_check(const struct ibv_wc *wc)
 {
 	if (wc->status != IBV_WC_SUCCESS)
-		die("completion error: %s (status %d, opcode %d, wr_id %" PRIu64 ", vendor_err 0x%x)",
+		bail("completion error: %s (status %d, opcode %d, wr_id %" PRIu64 ", vendor_err 0x%x)",
 		    ibv_wc_status_str(wc->status), wc->status, wc->opcode, wc->wr_id,
 		    wc->vendor_err);
 }
@@ -284,22 +264,22 @@ static void rx_msg(struct ctx *c, struct rx_state *st, const struct ibv_wc *wc)
 	struct msg_hdr h;
 
 	if (wc->opcode != IBV_WC_RECV || wc->byte_len < sizeof(h))
-		die("unexpected receive completion: opcode %d, %u bytes", wc->opcode, wc->byte_len);
+		bail("unexpected receive completion: opcode %d, %u bytes", wc->opcode, wc->byte_len);
 	memcpy(&h, p, sizeof(h));
 	if (h.type == RM_FIN) {
 		if (wc->byte_len != sizeof(h))
-			die("FIN of %u bytes", wc->byte_len);
+			bail("FIN of %u bytes", wc->byte_len);
 		st->fin = h;
 		st->done = 1;
 		return;
 	}
 	if (h.type != RM_DATA || h.seq != st->next_seq || h.len != msg_len(c->seed, h.seq) ||
 	    wc->byte_len != sizeof(h) + h.len)
-		die("bad SEND #%u: type %u seq %u len %u byte_len %u", st->next_seq, h.type,
+		bail("bad SEND #%u: type %u seq %u len %u byte_len %u", st->next_seq, h.type,
 		    h.seq, h.len, wc->byte_len);
 	msg_fill(want, c->seed, h.seq);
 	if (memcmp(want, p + sizeof(h), h.len)) {
-		fprintf(stderr, "%s: SEND #%u payload differs\n", role, h.seq);
+		fprintf(stderr, "%s: SEND #%u payload differs\n", e2e_name, h.seq);
 		st->bad_msgs++;
 	}
 	st->msg_hash = hash(st->msg_hash, p + sizeof(h), h.len);
@@ -326,7 +306,7 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 				      .rnr_retry_count = 7 };
 	struct rdma_cm_event *ev;
 	struct conn_req req;
-	struct conn_rep rep;
+	struct cm_rep rep;
 	struct rx_state st = { 0 };
 	struct ibv_wc wc[16];
 	struct msg_hdr *res;
@@ -335,39 +315,39 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 	uint64_t bad_at, buf_hash;
 	int i, n, ok, done;
 
-	role = "rcstream receiver";
-	if (rdma_create_id(c->ech, &c->listen_id, NULL, RDMA_PS_TCP) ||
-	    rdma_bind_addr(c->listen_id, ai->ai_src_addr ? ai->ai_src_addr : ai->ai_dst_addr) ||
-	    rdma_listen(c->listen_id, 1))
-		die("listen: %s", strerror(errno));
+	e2e_name = "rcstream receiver";
+	if (rdma_create_id(c->ep.ech, &c->ep.listen_id, NULL, RDMA_PS_TCP) ||
+	    rdma_bind_addr(c->ep.listen_id, ai->ai_src_addr ? ai->ai_src_addr : ai->ai_dst_addr) ||
+	    rdma_listen(c->ep.listen_id, 1))
+		bail("listen: %s", strerror(errno));
 	ev = get_event(c, RDMA_CM_EVENT_CONNECT_REQUEST);
-	c->id = ev->id;
+	c->ep.id = ev->id;
 	if (ev->param.conn.private_data_len < sizeof(req))
-		die("short connect request");
+		bail("short connect request");
 	memcpy(&req, ev->param.conn.private_data, sizeof(req));
 	rdma_ack_cm_event(ev);
 	if (req.magic != MAGIC || !req.size || req.size % 8 || req.size > (1ull << 34))
-		die("bad connect request");
+		bail("bad connect request");
 	c->size = req.size;
 	c->seed = req.seed;
 	c->msgs = req.msgs;
-	setup_qp(c, c->id);
+	setup_qp(c, c->ep.id);
 	c->buf = aligned_alloc(4096, c->size);
 	if (!c->buf)
-		die("cannot allocate %" PRIu64 " bytes", c->size);
+		bail("cannot allocate %" PRIu64 " bytes", c->size);
 	memset(c->buf, 0, c->size);
-	c->buf_mr = ibv_reg_mr(c->pd, c->buf, c->size,
+	c->buf_mr = ibv_reg_mr(c->ep.pd, c->buf, c->size,
 			       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	if (!c->buf_mr)
-		die("ibv_reg_mr(%" PRIu64 "): %s", c->size, strerror(errno));
-	rep = (struct conn_rep){ .magic = MAGIC, .rkey = c->buf_mr->rkey,
+		bail("ibv_reg_mr(%" PRIu64 "): %s", c->size, strerror(errno));
+	rep = (struct cm_rep){ .magic = MAGIC, .rkey = c->buf_mr->rkey,
 				 .addr = (uintptr_t)c->buf };
 	cp.private_data = &rep;
 	cp.private_data_len = sizeof(rep);
-	if (rdma_accept(c->id, &cp))
-		die("rdma_accept: %s", strerror(errno));
+	if (rdma_accept(c->ep.id, &cp))
+		bail("rdma_accept: %s", strerror(errno));
 	rdma_ack_cm_event(get_event(c, RDMA_CM_EVENT_ESTABLISHED));
-	printf("%s: connected, expecting %" PRIu64 " bytes and %u SENDs\n", role, c->size, c->msgs);
+	printf("%s: connected, expecting %" PRIu64 " bytes and %u SENDs\n", e2e_name, c->size, c->msgs);
 	fflush(stdout);
 
 	while (!st.done) {
@@ -386,11 +366,11 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 	     st.fin.bytes == c->size;
 	printf("%s: buffer %" PRIu64 " bytes hash %016" PRIx64 " (sender %016" PRIx64 ")%s, "
 	       "%u SENDs hash %016" PRIx64 " (sender %016" PRIx64 "), %d bad\n",
-	       role, c->size, buf_hash, st.fin.buf_hash,
+	       e2e_name, c->size, buf_hash, st.fin.buf_hash,
 	       bad_at == c->size ? "" : " MISMATCH", st.next_seq, st.msg_hash,
 	       st.fin.msg_hash, st.bad_msgs);
 	if (bad_at != c->size)
-		printf("%s: first bad byte at offset %" PRIu64 "\n", role, bad_at);
+		printf("%s: first bad byte at offset %" PRIu64 "\n", e2e_name, bad_at);
 
 	res = (struct msg_hdr *)c->sbuf;
 	*res = (struct msg_hdr){ .type = RM_RESULT, .ok = ok, .buf_hash = buf_hash,
@@ -402,8 +382,8 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	if (ibv_post_send(c->qp, &wr, &bad))
-		die("ibv_post_send(result): %s", strerror(errno));
+	if (ibv_post_send(c->ep.qp, &wr, &bad))
+		bail("ibv_post_send(result): %s", strerror(errno));
 	/*
 	 * The receiver ends the connection, and only once the result SEND has
 	 * completed: its ACK proves the sender's QP took it.  The sender keeps
@@ -418,11 +398,11 @@ static int receiver(struct ctx *c, struct rdma_addrinfo *ai)
 				done = 1;
 		}
 	}
-	if (rdma_disconnect(c->id))
-		die("rdma_disconnect: %s", strerror(errno));
+	if (rdma_disconnect(c->ep.id))
+		bail("rdma_disconnect: %s", strerror(errno));
 	if (wait_disconnected(c))
 		ok = 0;
-	printf("%s: %s\n", role, ok ? "all data verified" : "FAILED");
+	printf("%s: %s\n", e2e_name, ok ? "all data verified" : "FAILED");
 	return ok ? 0 : 1;
 }
 
@@ -445,12 +425,12 @@ static void reap(struct ctx *c, struct ibv_wc *wc, int n, struct msg_hdr *result
 			break;
 		case IBV_WC_RECV:
 			if (wc[i].byte_len != sizeof(*result))
-				die("result of %u bytes", wc[i].byte_len);
+				bail("result of %u bytes", wc[i].byte_len);
 			memcpy(result, c->rbuf + wc[i].wr_id * RM_MAX, sizeof(*result));
 			*got = 1;
 			break;
 		default:
-			die("unexpected completion opcode %d", wc[i].opcode);
+			bail("unexpected completion opcode %d", wc[i].opcode);
 		}
 	}
 }
@@ -466,8 +446,8 @@ static void post_msg(struct ctx *c, const struct msg_hdr *h, const uint8_t *payl
 	memcpy(p, h, sizeof(*h));
 	if (h->len)
 		memcpy(p + sizeof(*h), payload, h->len);
-	if (ibv_post_send(c->qp, &wr, &bad))
-		die("ibv_post_send(SEND): %s", strerror(errno));
+	if (ibv_post_send(c->ep.qp, &wr, &bad))
+		bail("ibv_post_send(SEND): %s", strerror(errno));
 	c->send_out++;
 }
 
@@ -480,8 +460,8 @@ static void post_write(struct ctx *c, uint64_t off, uint32_t len, uint64_t raddr
 
 	wr.wr.rdma.remote_addr = raddr + off;
 	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(c->qp, &wr, &bad))
-		die("ibv_post_send(WRITE): %s", strerror(errno));
+	if (ibv_post_send(c->ep.qp, &wr, &bad))
+		bail("ibv_post_send(WRITE): %s", strerror(errno));
 	c->write_out++;
 }
 
@@ -490,7 +470,7 @@ static int sender(struct ctx *c, struct rdma_addrinfo *ai)
 	struct rdma_conn_param cp = { .responder_resources = 1, .initiator_depth = 1,
 				      .retry_count = 7, .rnr_retry_count = 7 };
 	struct conn_req req = { .magic = MAGIC };
-	struct conn_rep rep;
+	struct cm_rep rep;
 	struct rdma_cm_event *ev;
 	struct ibv_wc wc[16];
 	struct msg_hdr h, result;
@@ -500,45 +480,45 @@ static int sender(struct ctx *c, struct rdma_addrinfo *ai)
 	double t0, t;
 	int got = 0, ok;
 
-	role = "rcstream sender";
+	e2e_name = "rcstream sender";
 	c->seed = (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid();
-	if (rdma_create_id(c->ech, &c->id, NULL, RDMA_PS_TCP) ||
-	    rdma_resolve_addr(c->id, ai->ai_src_addr, ai->ai_dst_addr, 5000))
-		die("rdma_resolve_addr: %s", strerror(errno));
+	if (rdma_create_id(c->ep.ech, &c->ep.id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(c->ep.id, ai->ai_src_addr, ai->ai_dst_addr, 5000))
+		bail("rdma_resolve_addr: %s", strerror(errno));
 	rdma_ack_cm_event(get_event(c, RDMA_CM_EVENT_ADDR_RESOLVED));
-	if (rdma_resolve_route(c->id, 5000))
-		die("rdma_resolve_route: %s", strerror(errno));
+	if (rdma_resolve_route(c->ep.id, 5000))
+		bail("rdma_resolve_route: %s", strerror(errno));
 	rdma_ack_cm_event(get_event(c, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	setup_qp(c, c->id);
+	setup_qp(c, c->ep.id);
 	c->buf = aligned_alloc(4096, c->size);
 	if (!c->buf)
-		die("cannot allocate %" PRIu64 " bytes", c->size);
+		bail("cannot allocate %" PRIu64 " bytes", c->size);
 	fill(c->buf, c->size, c->seed);
 	buf_hash = hash(0, c->buf, c->size);
-	c->buf_mr = ibv_reg_mr(c->pd, c->buf, c->size, 0);
+	c->buf_mr = ibv_reg_mr(c->ep.pd, c->buf, c->size, 0);
 	if (!c->buf_mr)
-		die("ibv_reg_mr(%" PRIu64 "): %s", c->size, strerror(errno));
+		bail("ibv_reg_mr(%" PRIu64 "): %s", c->size, strerror(errno));
 
 	req.size = c->size;
 	req.seed = c->seed;
 	req.msgs = c->msgs;
 	cp.private_data = &req;
 	cp.private_data_len = sizeof(req);
-	if (rdma_connect(c->id, &cp))
-		die("rdma_connect: %s", strerror(errno));
+	if (rdma_connect(c->ep.id, &cp))
+		bail("rdma_connect: %s", strerror(errno));
 	ev = get_event(c, RDMA_CM_EVENT_ESTABLISHED);
 	if (ev->param.conn.private_data_len < sizeof(rep))
-		die("short connect reply");
+		bail("short connect reply");
 	memcpy(&rep, ev->param.conn.private_data, sizeof(rep));
 	rdma_ack_cm_event(ev);
 	if (rep.magic != MAGIC)
-		die("bad connect reply");
+		bail("bad connect reply");
 	printf("%s: connected, writing %" PRIu64 " bytes in %u-byte WRITEs and %u SENDs\n",
-	       role, c->size, c->chunk, c->msgs);
+	       e2e_name, c->size, c->chunk, c->msgs);
 	fflush(stdout);
 
 	every = c->msgs ? (c->size + c->msgs - 1) / c->msgs : ~0ull;
-	t0 = now();
+	t0 = now_s();
 	while (off < c->size || seq < c->msgs) {
 		while (c->write_out < WRITE_WINDOW && off < c->size &&
 		       (seq >= c->msgs || off < (seq + 1) * every)) {
@@ -578,19 +558,19 @@ static int sender(struct ctx *c, struct rdma_addrinfo *ai)
 	 */
 	while (!got)
 		reap(c, wc, wait_cq(c, wc, 16), &result, &got);
-	t = now() - t0;
+	t = now_s() - t0;
 	ok = result.type == RM_RESULT && result.ok && result.buf_hash == buf_hash &&
 	     result.msg_hash == msg_hash && result.bytes == c->size;
 	printf("%s: %" PRIu64 " bytes + %u SENDs in %.1f s (%.2f MB/s); buffer hash %016" PRIx64
 	       " (receiver %016" PRIx64 "), SEND hash %016" PRIx64 " (receiver %016" PRIx64
-	       "), receiver verdict %s\n", role, c->size, c->msgs, t, c->size / t / 1e6,
+	       "), receiver verdict %s\n", e2e_name, c->size, c->msgs, t, c->size / t / 1e6,
 	       buf_hash, result.buf_hash, msg_hash, result.msg_hash,
 	       result.ok ? "ok" : "FAILED");
 	/* Wait for the receiver's DREQ, then answer it. */
 	if (wait_disconnected(c))
 		ok = 0;
-	rdma_disconnect(c->id);
-	printf("%s: %s\n", role, ok ? "all data verified" : "FAILED");
+	rdma_disconnect(c->ep.id);
+	printf("%s: %s\n", e2e_name, ok ? "all data verified" : "FAILED");
 	return ok ? 0 : 1;
 }
 
@@ -618,13 +598,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: rcstream -s|-c -a ADDR [-p PORT] [-m MiB] [-k KiB] [-e MSGS] [-t ACKTO]\n");
 		return 2;
 	}
+	e2e_name = "rcstream";
 	if (server)
 		hints.ai_flags = RAI_PASSIVE;
 	if (rdma_getaddrinfo(addr, port, &hints, &ai))
-		die("rdma_getaddrinfo(%s): %s", addr, strerror(errno));
-	c.ech = rdma_create_event_channel();
-	if (!c.ech)
-		die("rdma_create_event_channel: %s", strerror(errno));
+		bail("rdma_getaddrinfo(%s): %s", addr, strerror(errno));
+	c.ep.ech = rdma_create_event_channel();
+	if (!c.ep.ech)
+		bail("rdma_create_event_channel: %s", strerror(errno));
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return server ? receiver(&c, ai) : sender(&c, ai);
 }

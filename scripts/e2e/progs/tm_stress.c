@@ -86,6 +86,8 @@
 #include <infiniband/tm_types.h>
 #include <infiniband/verbs.h>
 
+#include "e2e_lib.h"
+
 #define MTU_BYTES	1024
 #define MTU		IBV_MTU_1024
 #define TMH		16
@@ -159,39 +161,12 @@ struct opts {
 	bool coverage;
 };
 
-static const char *side = "tm_stress";
-static int failures;
 static struct msg *plan;
 static struct win *wins;
 static uint32_t nwin;
 static uint32_t sslot_sz, rslot_sz, uslot_sz;
 
 /* ------------------------------------------------------------------ */
-
-static void tap(bool good, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void tap(bool good, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (good) {
-		printf("ok - tm_stress: %s: %s\n", side, name);
-		return;
-	}
-	failures++;
-	printf("not ok - tm_stress: %s: %s: ", side, name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-}
-
-static void die(const char *what)
-{
-	printf("not ok - tm_stress: %s: %s: %s (errno %d)\n", side, what,
-	       strerror(errno), errno);
-	exit(1);
-}
 
 /* A failed check: reported, and the run ends after MAX_FAIL of them. */
 static void bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -210,14 +185,6 @@ static void bad(const char *fmt, ...)
 		       failures);
 		exit(1);
 	}
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 /* splitmix64: the same plan on both sides */
@@ -410,124 +377,22 @@ static const char *kind_str(const struct msg *m)
 /* ------------------------------------------------------------------ */
 /* TCP and verbs plumbing                                             */
 
-static int write_all(int fd, const void *buf, size_t len)
+/* Token @tok to the peer; the run ends if it cannot be sent. */
+static void tell_peer(int fd, uint32_t tok)
 {
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	send_tok(fd, tok, "send a token to the peer");
 }
 
-static int read_all(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (!n)
-				errno = ECONNRESET;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void send_tok(int fd, uint32_t tok)
-{
-	if (write_all(fd, &tok, sizeof(tok)))
-		die("send a token to the peer");
-}
-
+/* The peer's next token, which must be @want; the run ends if not. */
 static void expect_tok(int fd, uint32_t want)
 {
-	uint32_t tok;
+	uint32_t tok = read_tok(fd, "read a token from the peer");
 
-	if (read_all(fd, &tok, sizeof(tok)))
-		die("read a token from the peer");
 	if (tok != want) {
 		printf("not ok - tm_stress: %s: token %#x from the peer, want %#x\n",
 		       side, tok, want);
 		exit(1);
 	}
-}
-
-static void set_timeouts(int fd)
-{
-	struct timeval tv = { .tv_sec = 900 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-static int tcp_listen_accept(const char *port)
-{
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE, .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM }, *res, *t;
-	int one = 1, lfd = -1, fd;
-
-	if (getaddrinfo(NULL, port, &hints, &res))
-		die("getaddrinfo");
-	for (t = res; t; t = t->ai_next) {
-		lfd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-		if (lfd < 0)
-			continue;
-		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(lfd, t->ai_addr, t->ai_addrlen) && !listen(lfd, 1))
-			break;
-		close(lfd);
-		lfd = -1;
-	}
-	freeaddrinfo(res);
-	if (lfd < 0)
-		die("listen");
-	fd = accept(lfd, NULL, NULL);
-	if (fd < 0)
-		die("accept");
-	close(lfd);
-	set_timeouts(fd);
-	return fd;
-}
-
-static int tcp_connect(const char *addr, const char *port)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *t;
-	int fd = -1, i;
-
-	if (getaddrinfo(addr, port, &hints, &res))
-		die("getaddrinfo");
-	for (i = 0; i < 600 && fd < 0; i++) {
-		for (t = res; t; t = t->ai_next) {
-			fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-			if (fd >= 0 && !connect(fd, t->ai_addr, t->ai_addrlen))
-				break;
-			if (fd >= 0)
-				close(fd);
-			fd = -1;
-		}
-		if (fd < 0)
-			usleep(200000);
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		die("connect to the receiver");
-	set_timeouts(fd);
-	return fd;
 }
 
 /* What each side tells the other. */
@@ -551,60 +416,44 @@ static void hello_check(const struct opts *o, const struct hello *h)
 	}
 }
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!ctx)
-		die("ibv_open_device");
-	return ctx;
-}
-
-static void qp_init(struct ibv_qp *qp, unsigned int access)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = access };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("modify QP to INIT");
-}
-
+/* RTR then RTS towards @peer's QP; dies on a failure. */
 static void qp_connect(struct ibv_qp *qp, const struct hello *peer, int gidx,
 		       uint32_t sq_psn)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = MTU,
-		.dest_qp_num = peer->qpn, .rq_psn = peer->psn,
-		.max_dest_rd_atomic = 4, .min_rnr_timer = 12,
-	};
+	struct ibv_ah_attr ah;
 
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	a.ah_attr.grh.sgid_index = (uint8_t)gidx;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	gid_ah(&ah, peer->gid, gidx, 64);
+	if (qp_rtr(qp, &ah, peer->qpn, peer->psn, 4, 12))
 		die("modify QP to RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = sq_psn;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
+	if (qp_rts(qp, sq_psn, 14, 7, 7, 4))
 		die("modify QP to RTS");
+}
+
+/* What this side tells the peer: the plan of @o, its GID, QP and PSN. */
+static void hello_make(struct hello *me, const struct opts *o,
+		       const union ibv_gid *gid, uint32_t qpn, uint32_t psn)
+{
+	me->magic = HELLO_MAGIC;
+	me->seed = o->seed;
+	me->n = o->n;
+	me->w = o->w;
+	me->maxsz = o->maxsz;
+	memcpy(me->gid, gid->raw, 16);
+	me->qpn = qpn;
+	me->psn = psn;
+}
+
+/* Accept the sender's connection on @port. */
+static int tcp_listen_accept(const char *port)
+{
+	int lfd = tcp_listen(port), fd;
+
+	fd = accept(lfd, NULL, NULL);
+	if (fd < 0)
+		die("accept");
+	close(lfd);
+	set_timeouts(fd, 900);
+	return fd;
 }
 
 /* ================================================================== */
@@ -1805,7 +1654,7 @@ static void run_window(struct rx *x, uint32_t w)
 		else
 			act[nact++] = (struct action){ 1, dels[id++] };
 	}
-	send_tok(x->fd, TOK_GO | w);
+	tell_peer(x->fd, TOK_GO | w);
 	x->last_progress = now_ms();
 	while (!all_arrived(x) || done_act < nact) {
 		bool any = progress(x);
@@ -1879,7 +1728,7 @@ static void run_window(struct rx *x, uint32_t w)
 		sync_op(x, true);
 		wait_until(x, no_ops_pending, "SYNC");
 	}
-	send_tok(x->fd, TOK_DONE | w);
+	tell_peer(x->fd, TOK_DONE | w);
 }
 
 static void rx_setup(struct rx *x)
@@ -1894,7 +1743,7 @@ static void rx_setup(struct rx *x)
 	struct ibv_qp_init_attr qa = {};
 	uint32_t want_tags = o->w + NDECOY + 8, u;
 
-	x->ctx = open_dev(o->dev);
+	x->ctx = open_dev_or_die(o->dev);
 	if (ibv_query_device_ex(x->ctx, NULL, &da))
 		die("ibv_query_device_ex");
 	tap(da.tm_caps.flags & IBV_TM_CAP_RC && da.tm_caps.max_num_tags >= want_tags &&
@@ -1936,7 +1785,8 @@ static void rx_setup(struct rx *x)
 	x->qp = ibv_create_qp(x->pd, &qa);
 	if (!x->qp)
 		die("ibv_create_qp(RC on the TM SRQ)");
-	qp_init(x->qp, 0);
+	if (qp_init(x->qp, 0))
+		die("modify QP to INIT");
 
 	x->rslots = 0;
 	x->uslots = x->rslots + (size_t)o->w * rslot_sz;
@@ -2021,14 +1871,7 @@ static int run_receiver(const struct opts *o)
 	if (ibv_query_gid(x.ctx, 1, o->gidx, &gid))
 		die("ibv_query_gid");
 	psn = (uint32_t)(rnd(&x.rng) & 0xffffff);
-	me.magic = HELLO_MAGIC;
-	me.seed = o->seed;
-	me.n = o->n;
-	me.w = o->w;
-	me.maxsz = o->maxsz;
-	memcpy(me.gid, gid.raw, 16);
-	me.qpn = x.qp->qp_num;
-	me.psn = psn;
+	hello_make(&me, o, &gid, x.qp->qp_num, psn);
 	printf("# tm_stress: receiver listening on %s\n", o->port);
 	fflush(stdout);
 	x.fd = tcp_listen_accept(o->port);
@@ -2051,7 +1894,7 @@ static int run_receiver(const struct opts *o)
 		post_send(&x, WR(WK_BYE, 0), IBV_WR_SEND, b, 32, 0, 0);
 		wait_until(&x, bye_sent, "the last SEND");
 	}
-	send_tok(x.fd, TOK_BYE);
+	tell_peer(x.fd, TOK_BYE);
 	expect_tok(x.fd, TOK_BYE);
 	rx_teardown(&x);
 
@@ -2137,7 +1980,7 @@ static int run_sender(const struct opts *o)
 	int fd;
 
 	side = "sender";
-	ctx = open_dev(o->dev);
+	ctx = open_dev_or_die(o->dev);
 	pd = ibv_alloc_pd(ctx);
 	scq = ibv_create_cq(ctx, 2 * o->w + 16, NULL, NULL, 0);
 	rcq = ibv_create_cq(ctx, nf + 16, NULL, NULL, 0);
@@ -2153,7 +1996,8 @@ static int run_sender(const struct opts *o)
 	qp = ibv_create_qp(pd, &qa);
 	if (!qp)
 		die("ibv_create_qp");
-	qp_init(qp, IBV_ACCESS_REMOTE_READ);
+	if (qp_init(qp, IBV_ACCESS_REMOTE_READ))
+		die("modify QP to INIT");
 	len = (size_t)o->w * sslot_sz + (size_t)nf * 64;
 	mem = aligned_alloc(4096, (len + 4095) & ~(size_t)4095);
 	fin_cnt = calloc(o->n, 1);
@@ -2177,17 +2021,10 @@ static int run_sender(const struct opts *o)
 		die("ibv_query_gid");
 	srand48((long)o->seed);
 	psn = (uint32_t)lrand48() & 0xffffff;
-	me.magic = HELLO_MAGIC;
-	me.seed = o->seed;
-	me.n = o->n;
-	me.w = o->w;
-	me.maxsz = o->maxsz;
-	memcpy(me.gid, gid.raw, 16);
-	me.qpn = qp->qp_num;
-	me.psn = psn;
+	hello_make(&me, o, &gid, qp->qp_num, psn);
 	me.base = (uintptr_t)slots;
 	me.rkey = mr->rkey;
-	fd = tcp_connect(o->addr, o->port);
+	fd = tcp_connect(o->addr, o->port, "connect to the receiver", 900);
 	if (read_all(fd, &peer, sizeof(peer)) || write_all(fd, &me, sizeof(me)))
 		die("exchange");
 	hello_check(o, &peer);
@@ -2331,7 +2168,7 @@ static int run_sender(const struct opts *o)
 				die("ibv_post_recv");
 		}
 	}
-	send_tok(fd, TOK_BYE);
+	tell_peer(fd, TOK_BYE);
 	tap(fins_got == rndv_total && !failures,
 	    "every SEND completed; each rendezvous buffer got exactly one FIN",
 	    "%u FINs for %u rendezvous messages", fins_got, rndv_total);
@@ -2352,6 +2189,7 @@ int main(int argc, char **argv)
 			  .w = 16, .maxsz = 65536 };
 	int c;
 
+	e2e_name = side = "tm_stress";
 	while ((c = getopt(argc, argv, "rcd:g:a:p:s:n:w:m:C")) != -1) {
 		switch (c) {
 		case 'r': case 'c': o.mode = (char)c; break;

@@ -36,31 +36,10 @@
 #include <infiniband/kern-abi.h>
 #include "shca-abi.h"
 
+#include "e2e_lib.h"
+
 #define SUITE "udata"
 #define CANARY 0xa5
-
-static int n_pass, n_fail;
-
-static void tap(int pass, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void tap(int pass, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (pass) {
-		n_pass++;
-		printf("ok - " SUITE ": %s\n", name);
-	} else {
-		n_fail++;
-		printf("not ok - " SUITE ": %s: ", name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-	}
-	fflush(stdout);
-}
 
 /* ret is 0 or a positive errno. */
 static void expect_errno(const char *name, int ret, int want)
@@ -1152,16 +1131,9 @@ static struct xsrq_cmd_buf xsrq_cmd;
 static int create_xsrq_raw(struct verbs_srq *srq, const void *drv,
 			   size_t drv_len, size_t resp_drv_len)
 {
-	struct ibv_srq_init_attr_ex a = {
-		.attr = { .max_wr = 16, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD |
-			     IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ,
-		.srq_type = IBV_SRQT_XRC,
-		.pd = pd,
-		.xrcd = xrcd,
-		.cq = pcq,
-	};
+	struct ibv_srq_init_attr_ex a;
 
+	xrc_srq_attr(&a, xrcd, pd, pcq, 16);
 	memset(srq, 0, sizeof(*srq));
 	memset(&xsrq_cmd, 0, sizeof(xsrq_cmd));
 	memset(&srq_resp, CANARY, sizeof(srq_resp));
@@ -1724,6 +1696,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
+	e2e_name = SUITE;
 	ret = setup(argv[1]);
 	if (ret) {
 		printf("not ok - " SUITE ": setup: %s\n", strerror(ret));
@@ -1757,6 +1730,6 @@ int main(int argc, char **argv)
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	free(mr_buf);
-	printf("# udata_strict: %d passed, %d failed\n", n_pass, n_fail);
-	return n_fail ? 1 : 0;
+	printf("# udata_strict: %d passed, %d failed\n", passes, failures);
+	return failures ? 1 : 0;
 }

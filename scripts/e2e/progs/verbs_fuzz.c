@@ -1125,44 +1125,16 @@ static void modify(struct thr *t, int s, enum ibv_qp_state to)
 static void connect_qps(struct thr *t, int s, int d)
 {
 	struct qpslot *q = &t->qp[s];
-	struct ibv_qp_attr a = {};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_ah_attr ah;
 	int r;
 
-	a.qp_state = IBV_QPS_RESET;
+	gid_ah(&ah, my_gid.raw, gid_index, 64);
 	r = ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	r = r ?: ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			       IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = t->qp[d].qp->qp_num;
-	a.rq_psn = 0x100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = my_gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	r = r ?: ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			       IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			       IBV_QP_RQ_PSN |
-			       (q->type == IBV_QPT_RC ?
-				IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER : 0));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0x100;
-	a.timeout = 10;
-	a.retry_cnt = 2;
-	a.rnr_retry = 2;
-	a.max_rd_atomic = 4;
-	r = r ?: ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			       (q->type == IBV_QPT_RC ?
-				IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
+	r = r ?: qp_init(q->qp, IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	r = r ?: qp_rtr(q->qp, &ah, t->qp[d].qp->qp_num, 0x100, 4, 1);
+	r = r ?: qp_rts(q->qp, 0x100, 10, 2, 2, 4);
 	q->state = r ? IBV_QPS_UNKNOWN : IBV_QPS_RTS;
 	rec(t, V_connect_qps, s, r);
 }

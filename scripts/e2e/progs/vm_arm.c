@@ -49,15 +49,10 @@ static unsigned int events;	/* completion events received */
 /* Is an event pending on the channel within @ms?  It is consumed. */
 static bool event_in(struct env *e, int ms)
 {
-	struct pollfd p = { .fd = e->ch->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *cq_ctx;
+	struct ibv_cq *cq = cq_event_within(e, ms);
 
-	if (poll(&p, 1, ms) <= 0)
+	if (!cq)
 		return false;
-	if (ibv_get_cq_event(e->ch, &cq, &cq_ctx))
-		return false;
-	ibv_ack_cq_events(cq, 1);
 	events++;
 	if (cq != e->rcq) {
 		fprintf(stderr, "event for another CQ\n");
@@ -169,6 +164,32 @@ static void test_loop(struct env *e, unsigned int n, unsigned int arms,
 	       extra, bad);
 }
 
+/* The verdict of case @name: its TAP line, and a failure counted. */
+static void verdict(bool ok, const char *name)
+{
+	printf("%s - %s\n", ok ? "ok" : "not ok", name);
+	CHECK(ok);
+}
+
+/* Datagram *@next sent (solicited or not) and received; true if both went. */
+static bool dg_through(struct env *e, unsigned int *next, bool solicited)
+{
+	bool ok = send_dg(e, *next, solicited) == 0;
+
+	ok &= recv_dg(e, (*next)++) == 0;
+	return ok;
+}
+
+/* dg_through(), with the event it raises waited for between the two. */
+static bool dg_event(struct env *e, unsigned int *next, bool solicited)
+{
+	bool ok = send_dg(e, *next, solicited) == 0;
+
+	ok &= event_in(e, EVENT_WAIT_MS);
+	ok &= recv_dg(e, (*next)++) == 0;
+	return ok;
+}
+
 static void test_quiet(struct env *e, unsigned int *next)
 {
 	bool ok = true;
@@ -177,33 +198,23 @@ static void test_quiet(struct env *e, unsigned int *next)
 	ok &= ibv_req_notify_cq(e->rcq, 0) == 0;
 	ok &= !event_in(e, QUIET_MS);
 	/* the arm is still there: the next completion raises it */
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= event_in(e, EVENT_WAIT_MS);
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok &= dg_event(e, next, false);
 	ok &= !event_in(e, QUIET_MS);
-	printf("%s - an arm with nothing completed raises no event until a completion\n",
-	       ok ? "ok" : "not ok");
-	CHECK(ok);
+	verdict(ok, "an arm with nothing completed raises no event until a completion");
 
 	/* two arms, two completions: one event (it disarms) */
 	ok = ibv_req_notify_cq(e->rcq, 0) == 0;
 	ok &= ibv_req_notify_cq(e->rcq, 0) == 0;
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= recv_dg(e, (*next)++) == 0;
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok &= dg_through(e, next, false);
+	ok &= dg_through(e, next, false);
 	ok &= event_in(e, EVENT_WAIT_MS);
 	ok &= !event_in(e, QUIET_MS);
-	printf("%s - two arms then two completions: one event\n",
-	       ok ? "ok" : "not ok");
-	CHECK(ok);
+	verdict(ok, "two arms then two completions: one event");
 
 	/* not armed: a completion raises nothing */
-	ok = send_dg(e, *next, false) == 0;
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok = dg_through(e, next, false);
 	ok &= !event_in(e, QUIET_MS);
-	printf("%s - no arm, no event\n", ok ? "ok" : "not ok");
-	CHECK(ok);
+	verdict(ok, "no arm, no event");
 }
 
 static void test_solicited(struct env *e, unsigned int *next)
@@ -211,26 +222,17 @@ static void test_solicited(struct env *e, unsigned int *next)
 	bool ok = true;
 
 	ok &= ibv_req_notify_cq(e->rcq, 1) == 0;
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok &= dg_through(e, next, false);
 	ok &= !event_in(e, QUIET_MS);
-	ok &= send_dg(e, *next, true) == 0;
-	ok &= event_in(e, EVENT_WAIT_MS);
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok &= dg_event(e, next, true);
 	ok &= !event_in(e, QUIET_MS);
-	printf("%s - solicited only: a plain completion raises nothing, a solicited one does\n",
-	       ok ? "ok" : "not ok");
-	CHECK(ok);
+	verdict(ok, "solicited only: a plain completion raises nothing, a solicited one does");
 
 	/* SOLICITED then NEXT: NEXT wins */
 	ok = ibv_req_notify_cq(e->rcq, 1) == 0;
 	ok &= ibv_req_notify_cq(e->rcq, 0) == 0;
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= event_in(e, EVENT_WAIT_MS);
-	ok &= recv_dg(e, (*next)++) == 0;
-	printf("%s - an arm for any completion after a solicited-only one\n",
-	       ok ? "ok" : "not ok");
-	CHECK(ok);
+	ok &= dg_event(e, next, false);
+	verdict(ok, "an arm for any completion after a solicited-only one");
 }
 
 /*
@@ -298,17 +300,12 @@ static void test_resize(struct env *e, unsigned int *next)
 	ok &= ibv_req_notify_cq(e->rcq, 0) == 0;
 	ok &= ibv_resize_cq(e->rcq, 200) == 0;
 	ok &= e->rcq->cqe >= 200;
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= event_in(e, EVENT_WAIT_MS);
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok &= dg_event(e, next, false);
 	/* and arming the resized CQ works as before */
 	ok &= ibv_req_notify_cq(e->rcq, 0) == 0;
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= event_in(e, EVENT_WAIT_MS);
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok &= dg_event(e, next, false);
 	ok &= !event_in(e, QUIET_MS);
-	printf("%s - an arm survives ibv_resize_cq()\n", ok ? "ok" : "not ok");
-	CHECK(ok);
+	verdict(ok, "an arm survives ibv_resize_cq()");
 }
 
 /* Arm with the uverbs write command, as a provider without the word does. */
@@ -331,13 +328,9 @@ static void test_command(struct env *e, unsigned int *next)
 	bool ok = true;
 
 	ok &= arm_by_command(e) == 0;
-	ok &= send_dg(e, *next, false) == 0;
-	ok &= event_in(e, EVENT_WAIT_MS);
-	ok &= recv_dg(e, (*next)++) == 0;
+	ok &= dg_event(e, next, false);
 	ok &= !event_in(e, QUIET_MS);
-	printf("%s - the REQ_NOTIFY_CQ command arms the CQ too\n",
-	       ok ? "ok" : "not ok");
-	CHECK(ok);
+	verdict(ok, "the REQ_NOTIFY_CQ command arms the CQ too");
 }
 
 #define POSTERS		4

@@ -23,16 +23,7 @@
 /* Is a completion event pending on the channel within @ms? */
 static bool event_within(struct env *e, int ms)
 {
-	struct pollfd p = { .fd = e->ch->fd, .events = POLLIN };
-	struct ibv_cq *cq;
-	void *cq_ctx;
-
-	if (poll(&p, 1, ms) <= 0)
-		return false;
-	if (ibv_get_cq_event(e->ch, &cq, &cq_ctx))
-		return false;
-	ibv_ack_cq_events(cq, 1);
-	return cq == e->rcq;
+	return cq_event_within(e, ms) == e->rcq;
 }
 
 static int set_mod(struct ibv_cq *cq, uint16_t count, uint16_t period)
@@ -70,37 +61,41 @@ static void test_vectors(struct env *e)
 	printf("ok - %d completion vectors\n", e->ctx->num_comp_vectors);
 }
 
+/* Moderation @count/@period on the receive CQ, and the CQ armed. */
+static void mod_armed(struct env *e, uint16_t count, uint16_t period)
+{
+	CHECK(set_mod(e->rcq, count, period) == 0);
+	CHECK(ibv_req_notify_cq(e->rcq, 0) == 0);
+}
+
+/* One datagram to ourselves: its event comes, its completion is reaped. */
+static void one_event(struct env *e)
+{
+	CHECK(send_n(e, e->ah, e->rx->qp_num, 1) == 0);
+	CHECK(event_within(e, EVENT_WAIT_MS));
+	CHECK(reap(e->rcq, 1) == 0);
+}
+
 static void test_moderation(struct env *e)
 {
-	uint32_t qpn = e->rx->qp_num;
-
 	CHECK(set_mod(e->rcq, 1, 4096) == EINVAL);
 
 	/* count only: 3 completions raise nothing, the 4th does */
-	CHECK(set_mod(e->rcq, 4, 0) == 0);
-	CHECK(ibv_req_notify_cq(e->rcq, 0) == 0);
-	CHECK(send_n(e, e->ah, qpn, 3) == 0);
+	mod_armed(e, 4, 0);
+	CHECK(send_n(e, e->ah, e->rx->qp_num, 3) == 0);
 	CHECK(reap(e->rcq, 3) == 0);
 	CHECK(!event_within(e, 2000));
-	CHECK(send_n(e, e->ah, qpn, 1) == 0);
-	CHECK(event_within(e, EVENT_WAIT_MS));
-	CHECK(reap(e->rcq, 1) == 0);
+	one_event(e);
 	printf("ok - cq_count 4 holds back the event until the 4th CQE\n");
 
 	/* period: a lone completion is reported when cq_period runs out */
-	CHECK(set_mod(e->rcq, 100, 2000) == 0);
-	CHECK(ibv_req_notify_cq(e->rcq, 0) == 0);
-	CHECK(send_n(e, e->ah, qpn, 1) == 0);
-	CHECK(event_within(e, EVENT_WAIT_MS));
-	CHECK(reap(e->rcq, 1) == 0);
+	mod_armed(e, 100, 2000);
+	one_event(e);
 	printf("ok - cq_period reports a lone completion\n");
 
 	/* off again: every armed completion raises the event */
-	CHECK(set_mod(e->rcq, 0, 0) == 0);
-	CHECK(ibv_req_notify_cq(e->rcq, 0) == 0);
-	CHECK(send_n(e, e->ah, qpn, 1) == 0);
-	CHECK(event_within(e, EVENT_WAIT_MS));
-	CHECK(reap(e->rcq, 1) == 0);
+	mod_armed(e, 0, 0);
+	one_event(e);
 	CHECK(post_recvs(e, e->rx, 6) == 0);
 	printf("ok - moderation off\n");
 }

@@ -7,8 +7,6 @@
 
 #include "vm_lib.h"
 
-int failures;
-
 /* A UD QP in RTS, receiving from @srq if it is set. */
 struct ibv_qp *ud_qp(struct env *e, struct ibv_cq *scq, struct ibv_cq *rcq,
 		     struct ibv_srq *srq)
@@ -198,6 +196,24 @@ int setup(struct env *e, const char *dev_name)
 	if (!e->tx || !e->rx || !e->ah)
 		return -1;
 	return post_recvs(e, e->rx, 6);
+}
+
+/*
+ * The CQ of the completion event pending on @e's channel within @ms
+ * (consumed and acknowledged), or NULL if none came.
+ */
+struct ibv_cq *cq_event_within(struct env *e, int ms)
+{
+	struct pollfd p = { .fd = e->ch->fd, .events = POLLIN };
+	struct ibv_cq *cq;
+	void *cq_ctx;
+
+	if (poll(&p, 1, ms) <= 0)
+		return NULL;
+	if (ibv_get_cq_event(e->ch, &cq, &cq_ctx))
+		return NULL;
+	ibv_ack_cq_events(cq, 1);
+	return cq;
 }
 
 /* Wait up to EVENT_WAIT_MS for async event @want, skipping others. */

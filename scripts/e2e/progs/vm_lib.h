@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Helpers shared by the programs that drive a live shca device in the VM
- * (vm_events, vm_hostile, verbs_fuzz, verbs_fault, busy_all, wq_busy):
- * finding the device, one process, UD QPs that talk to each other through
- * the device's own GID, polling with generous bounds, and a flow rule on a
- * destination MAC.
+ * (busy_all, verbs_fault, verbs_fuzz, vm_arm, vm_events, vm_hostile,
+ * vm_limits, wq_busy), on top of e2e_lib.h: finding the device, one
+ * process, UD QPs that talk to each other through the device's own GID,
+ * polling with generous bounds, completion and async events, and a flow
+ * rule on a destination MAC.
  */
 #ifndef SHCA_VM_LIB_H
 #define SHCA_VM_LIB_H
@@ -16,12 +17,12 @@
 
 #include <infiniband/verbs.h>
 
+#include "e2e_lib.h"
+
 #define QKEY		0x11111111u
 #define MSG		64
 #define NBUF		32
 #define EVENT_WAIT_MS	120000
-
-extern int failures;
 
 #define CHECK(cond)                                                            \
 	do {                                                                   \
@@ -59,6 +60,7 @@ int post_ud_send(struct env *e, struct ibv_qp *qp, struct ibv_ah *ah,
 		 uint32_t qpn, uint64_t wr_id);
 int send_n(struct env *e, struct ibv_ah *ah, uint32_t qpn, int n);
 int one_wc(struct ibv_cq *cq, struct ibv_wc *wc);
+struct ibv_cq *cq_event_within(struct env *e, int ms);
 bool async_event_within(struct env *e, enum ibv_event_type want);
 struct ibv_device *find_dev(const char *dev_name);
 int setup(struct env *e, const char *dev_name);

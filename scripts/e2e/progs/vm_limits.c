@@ -45,38 +45,16 @@
 static void result(int pass, const char *name, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* A TAP line, headed by $LIMITS_TAG (see main()): tap_line(). */
 static void result(int pass, const char *name, const char *fmt, ...)
 {
 	va_list ap;
 
-	const char *tag = getenv("LIMITS_TAG");
-
-	printf("%s - %s%s%s", pass ? "ok" : "not ok", tag ? tag : "",
-	       tag ? ": " : "", name);
-	if (fmt) {
-		printf(": ");
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-	}
-	printf("\n");
-	fflush(stdout);
+	va_start(ap, fmt);
+	tap_line(pass, name, fmt, ap);
+	va_end(ap);
 	if (!pass)
 		failures++;
-}
-
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
-	return ctx;
 }
 
 /* kB of VmPin in /proc/self/status: the mm's pinned_vm. */
@@ -368,6 +346,7 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
+	e2e_name = getenv("LIMITS_TAG");
 	ctx = open_dev(argv[1]);
 	if (!ctx) {
 		result(0, "open device", "%s: errno %d", argv[1], errno);

@@ -132,23 +132,11 @@ static int cv_setup(struct cv *c)
 static int cv_target(struct cv *c, struct ibv_wq *wq)
 {
 	struct ibv_rwq_ind_table_init_attr ta = { .ind_tbl = &wq };
-	struct ibv_qp_init_attr_ex qa = {
-		.qp_type = IBV_QPT_RAW_PACKET,
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-			     IBV_QP_INIT_ATTR_RX_HASH,
-		.pd = c->pd,
-		.rx_hash_conf = {
-			.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ,
-			.rx_hash_key_len = 40,
-			.rx_hash_key = (uint8_t *)key,
-		},
-	};
 
 	c->tbl = ibv_create_rwq_ind_table(c->ctx, &ta);
 	if (!c->tbl)
 		return -1;
-	qa.rwq_ind_tbl = c->tbl;
-	c->qp = ibv_create_qp_ex(c->ctx, &qa);
+	c->qp = rss_qp(c->ctx, c->pd, c->tbl, key, 0);
 	if (!c->qp)
 		return -1;
 	c->flow = mac_flow(c->qp, cv_dmac);
@@ -234,14 +222,20 @@ static void cv_flags(struct ibv_wq *wq, uint32_t flags, const char *name)
 	T(!ibv_modify_wq(wq, &mod), name);
 }
 
+/* A 4-deep receive WQ on @c's PD and CQ, created with @flags (0: none). */
+static struct ibv_wq *cv_wq(struct cv *c, uint32_t flags)
+{
+	struct ibv_wq_init_attr wa = {
+		.comp_mask = flags ? IBV_WQ_INIT_ATTR_FLAGS : 0,
+		.create_flags = flags,
+	};
+
+	return rq_wq(c->ctx, &wa, c->pd, ibv_cq_ex_to_cq(c->cqx), 4);
+}
+
 static void cvlan_cases(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	static struct cv c;
-	struct ibv_wq_init_attr wa = {
-		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1,
-		.comp_mask = IBV_WQ_INIT_ATTR_FLAGS,
-		.create_flags = IBV_WQ_FLAGS_CVLAN_STRIPPING,
-	};
 	struct ibv_wq_attr mod = { .attr_mask = IBV_WQ_ATTR_STATE,
 				   .wq_state = IBV_WQS_RDY };
 	uint8_t tagged[128], plain[128], stripped[128];
@@ -257,9 +251,7 @@ static void cvlan_cases(struct ibv_context *ctx, struct ibv_pd *pd)
 	tlen = cv_frame(tagged, 1, 0x11);
 	plen = cv_frame(plain, 0, 0x11);
 	memcpy(stripped, plain, plen);
-	wa.pd = pd;
-	wa.cq = ibv_cq_ex_to_cq(c.cqx);
-	wq = ibv_create_wq(ctx, &wa);
+	wq = cv_wq(&c, IBV_WQ_FLAGS_CVLAN_STRIPPING);
 	T(wq != NULL, "create_wq with CVLAN_STRIPPING");
 	if (!wq)
 		return;
@@ -286,9 +278,7 @@ static void cvlan_cases(struct ibv_context *ctx, struct ibv_pd *pd)
 	T(!cv_untarget(&c), "cvlan: rule, RSS QP and table destroyed");
 
 	/* a WQ created without the flag */
-	wa.comp_mask = 0;
-	wa.create_flags = 0;
-	wq2 = ibv_create_wq(ctx, &wa);
+	wq2 = cv_wq(&c, 0);
 	T(wq2 && !ibv_modify_wq(wq2, &mod) && !cv_target(&c, wq2),
 	  "plain WQ behind its own RSS QP");
 	if (wq2) {
@@ -423,6 +413,15 @@ static int dl_reap(struct cv *c, struct ibv_wq *wq, int n, uint8_t seed)
 	return 0;
 }
 
+/* An untagged frame of @seed sent, and reaped from @wq with its bytes. */
+static int dl_one(struct cv *c, struct ibv_wq *wq, uint8_t seed)
+{
+	uint8_t f[128];
+	size_t len = cv_frame(f, 0, seed);
+
+	return dl_send(c, f, len) || dl_reap(c, wq, 1, seed) ? -1 : 0;
+}
+
 /* Send @n frames (seeds @seed..) to a WQ with no WQE; they must wait. */
 static int dl_park(struct cv *c, int n, uint8_t seed)
 {
@@ -456,11 +455,6 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 			const char *dev)
 {
 	static struct cv c;
-	struct ibv_wq_init_attr wa = {
-		.wq_type = IBV_WQT_RQ, .max_wr = 4, .max_sge = 1,
-		.comp_mask = IBV_WQ_INIT_ATTR_FLAGS,
-		.create_flags = IBV_WQ_FLAGS_DELAY_DROP,
-	};
 	struct ibv_wq_attr mod = { .attr_mask = IBV_WQ_ATTR_STATE,
 				   .wq_state = IBV_WQS_RDY };
 	struct ibv_wq_attr fl = { .attr_mask = IBV_WQ_ATTR_FLAGS,
@@ -479,9 +473,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	T(dl_counter("rwq_delayed") >= 0 &&
 	  dl_counter("rwq_delay_dropped") >= 0,
 	  "delay: counters rwq_delayed and rwq_delay_dropped exist");
-	wa.pd = pd;
-	wa.cq = ibv_cq_ex_to_cq(c.cqx);
-	wq = ibv_create_wq(ctx, &wa);
+	wq = cv_wq(&c, IBV_WQ_FLAGS_DELAY_DROP);
 	T(wq != NULL, "create_wq with DELAY_DROP");
 	if (!wq)
 		return;
@@ -506,8 +498,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	  "no WQE before the deadline: dropped, rwq_delay_dropped + 1");
 	T(!dl_post(&c, wq, 1) && !dl_quiet(&c),
 	  "the expired frame is gone: a new receive stays posted");
-	len = cv_frame(f, 0, 0x71);
-	T(!dl_send(&c, f, len) && !dl_reap(&c, wq, 1, 0x71),
+	T(!dl_one(&c, wq, 0x71),
 	  "the next frame takes that receive");
 
 	/* a move to RESET drops what waits */
@@ -518,8 +509,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	mod.wq_state = IBV_WQS_RDY;
 	T(!ibv_modify_wq(wq, &mod) && !dl_post(&c, wq, 1) && !dl_quiet(&c),
 	  "RESET -> RDY: nothing left to deliver");
-	len = cv_frame(f, 0, 0x91);
-	T(!dl_send(&c, f, len) && !dl_reap(&c, wq, 1, 0x91),
+	T(!dl_one(&c, wq, 0x91),
 	  "then a frame lands as usual");
 
 	/* destroy with a frame waiting */
@@ -529,9 +519,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	  "destroy_wq drops it (rwq_delay_dropped + 1)");
 
 	/* without the flag: dropped at once; the flag set by modify_wq */
-	wa.comp_mask = 0;
-	wa.create_flags = 0;
-	wq2 = ibv_create_wq(ctx, &wa);
+	wq2 = cv_wq(&c, 0);
 	T(wq2 && !ibv_modify_wq(wq2, &mod) && !cv_target(&c, wq2),
 	  "plain WQ behind its own RSS QP");
 	if (!wq2)
@@ -544,8 +532,7 @@ static void delay_cases(struct ibv_context *ctx, struct ibv_pd *pd,
 	  "WQ without DELAY_DROP: dropped at once (rwq_no_wqe + 1)");
 	T(!dl_post(&c, wq2, 1) && !dl_quiet(&c),
 	  "the dropped frame is not delivered later");
-	len = cv_frame(f, 0, 0xc1);
-	T(!dl_send(&c, f, len) && !dl_reap(&c, wq2, 1, 0xc1),
+	T(!dl_one(&c, wq2, 0xc1),
 	  "the next frame takes the receive");
 	fl.flags = IBV_WQ_FLAGS_DELAY_DROP;
 	T(!ibv_modify_wq(wq2, &fl), "modify_wq: DELAY_DROP on");
@@ -563,27 +550,11 @@ out:
 	ibv_destroy_cq(ibv_cq_ex_to_cq(c.cqx));
 }
 
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n)
-{
-	time_t end = time(NULL) + 60;
-	int got = 0, r;
-
-	while (got < n && time(NULL) < end) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-	}
-	return got;
-}
-
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL), *dev = NULL;
 	struct ibv_wq_init_attr wa = {};
 	struct ibv_wq_attr mod = {};
 	struct ibv_rwq_ind_table_init_attr ta = {};
-	struct ibv_qp_init_attr_ex qa = {};
 	struct ibv_recv_wr rwr = {}, *bad;
 	struct ibv_sge sge;
 	struct ibv_wc wc[8];
@@ -599,14 +570,11 @@ int main(int argc, char **argv)
 	char buf[256];
 	int i, n;
 
-	for (i = 0; list && list[i]; i++)
-		if (argc > 1 && !strcmp(ibv_get_device_name(list[i]), argv[1]))
-			dev = list[i];
-	if (!dev) {
+	ctx = argc > 1 ? open_dev(argv[1]) : NULL;
+	if (!ctx) {
 		printf("not ok - device %s\n", argc > 1 ? argv[1] : "?");
 		return 1;
 	}
-	ctx = ibv_open_device(dev);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
@@ -623,12 +591,7 @@ int main(int argc, char **argv)
 	  (dx.raw_packet_caps & IBV_RAW_PACKET_CAP_DELAY_DROP),
 	  "rss caps advertised exactly, CVLAN_STRIPPING and DELAY_DROP the WQ flag caps");
 
-	wa.wq_type = IBV_WQT_RQ;
-	wa.pd = pd;
-	wa.cq = cq;
-	wa.max_wr = 5;
-	wa.max_sge = 1;
-	wq = ibv_create_wq(ctx, &wa);
+	wq = rq_wq(ctx, &wa, pd, cq, 5);
 	T(wq && wa.max_wr >= 5 && wa.max_wr <= 8 && wa.max_sge >= 1 &&
 	  wq->wq_num && wq->state == IBV_WQS_RESET,
 	  "create_wq writes max_wr/max_sge back, at least as asked");
@@ -686,14 +649,14 @@ int main(int argc, char **argv)
 	T(n == 8 - 3 && bad == &rwr, "full ring: ENOMEM after max_wr posts");
 	mod.wq_state = IBV_WQS_ERR;
 	T(!ibv_modify_wq(wq, &mod), "RDY -> ERR");
-	n = poll_n(cq, wc, 8);
+	n = poll_n(cq, wc, 8, 60);
 	T(n == 8 && wc[0].status == IBV_WC_WR_FLUSH_ERR && wc[0].wr_id == 0x100 &&
 	  wc[2].wr_id == 0x102 && wc[3].wr_id == 0x300 && wc[7].wr_id == 0x304 &&
 	  wc[7].status == IBV_WC_WR_FLUSH_ERR && wc[0].qp_num == wq->wq_num,
 	  "ERR flushes every posted WQE in order, qp_num = wq_num");
 	rwr.wr_id = 0x400;
 	T(!ibv_post_wq_recv(wq, &rwr, &bad), "post in ERR");
-	n = poll_n(cq, wc, 1);
+	n = poll_n(cq, wc, 1, 60);
 	T(n == 1 && wc[0].wr_id == 0x400 && wc[0].status == IBV_WC_WR_FLUSH_ERR,
 	  "a post in ERR is flushed");
 	mod.wq_state = IBV_WQS_RDY;
@@ -731,7 +694,7 @@ int main(int argc, char **argv)
 	rwr.wr_id = 0x500;
 	ibv_post_wq_recv(wq, &rwr, &bad);
 	mod.wq_state = IBV_WQS_RESET;
-	T(!ibv_modify_wq(wq, &mod) && poll_n(cq, wc, 1) == 0,
+	T(!ibv_modify_wq(wq, &mod) && poll_n(cq, wc, 1, 60) == 0,
 	  "RDY -> RESET discards without completions");
 
 	/* a table holds its WQs, an RSS QP its table */
@@ -753,17 +716,7 @@ int main(int argc, char **argv)
 		  "table of 512 (above 256): EINVAL");
 	}
 	T(ibv_destroy_wq(wq) == EBUSY, "destroy_wq of a WQ in a table: EBUSY");
-	qa.qp_type = IBV_QPT_RAW_PACKET;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-		       IBV_QP_INIT_ATTR_RX_HASH;
-	qa.pd = pd;
-	qa.rwq_ind_tbl = tbl;
-	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
-	qa.rx_hash_conf.rx_hash_key_len = 40;
-	qa.rx_hash_conf.rx_hash_key = (uint8_t *)key;
-	qa.rx_hash_conf.rx_hash_fields_mask = IBV_RX_HASH_SRC_IPV4 |
-					      IBV_RX_HASH_DST_IPV4;
-	qp = ibv_create_qp_ex(ctx, &qa);
+	qp = rss_qp(ctx, pd, tbl, key, IBV_RX_HASH_SRC_IPV4 | IBV_RX_HASH_DST_IPV4);
 	T(qp != NULL, "RSS QP created");
 	if (qp) {
 		struct ibv_qp_attr at = { .qp_state = IBV_QPS_INIT,
@@ -788,7 +741,6 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	printf("# wq_busy: %d failure(s)\n", fails);
 	return fails ? 1 : 0;
 }

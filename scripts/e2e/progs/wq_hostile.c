@@ -21,6 +21,8 @@
 
 #include "shca.h"
 
+#include "e2e_lib.h"
+
 static int fails;
 static const char *devname;
 
@@ -54,22 +56,6 @@ static long stat(const char *name)
 	}
 	pclose(f);
 	return v;
-}
-
-static int poll_n(struct ibv_cq *cq, struct ibv_wc *wc, int n, int secs)
-{
-	time_t end = time(NULL) + secs;
-	int got = 0, r;
-
-	while (got < n && time(NULL) < end) {
-		r = ibv_poll_cq(cq, n - got, wc + got);
-		if (r < 0)
-			return r;
-		got += r;
-		if (!r)
-			usleep(1000);
-	}
-	return got;
 }
 
 struct sender {
@@ -153,11 +139,30 @@ static int set_state(struct ibv_wq *wq, enum ibv_wq_state st)
 	return ibv_modify_wq(wq, &a);
 }
 
+/*
+ * A frame (case @send) to WQEs @id and @id + 1: the first completes with
+ * @status, the second is flushed (case @name); the WQ is then in error
+ * (case @err); RESET and RDY make it ready again.
+ */
+static void err_then_flush(struct sender *s, struct ibv_cq *cq,
+			   struct ibv_wq *wq, const char *send, uint64_t id,
+			   enum ibv_wc_status status, const char *name,
+			   const char *err)
+{
+	struct ibv_wc wc[2];
+
+	T(!send_frame(s, 100), send);
+	T(poll_n(cq, wc, 2, 60) == 2 && wc[0].wr_id == id &&
+	  wc[0].status == status && wc[1].wr_id == id + 1 &&
+	  wc[1].status == IBV_WC_WR_FLUSH_ERR, name);
+	T(set_state(wq, IBV_WQS_RDY) == EINVAL, err);
+	set_state(wq, IBV_WQS_RESET);
+	set_state(wq, IBV_WQS_RDY);
+}
+
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = ibv_get_device_list(NULL), *dev = NULL;
 	struct ibv_qp_init_attr qi = {};
-	struct ibv_qp_init_attr_ex qa = {};
 	struct ibv_wq_init_attr wa = {};
 	struct ibv_rwq_ind_table_init_attr ta = {};
 	struct {
@@ -178,39 +183,21 @@ int main(int argc, char **argv)
 	struct ibv_wc wc[4];
 	static uint8_t rbuf[4096];
 	long a, b;
-	int i;
 
 	devname = argc > 1 ? argv[1] : "shca9";
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), devname))
-			dev = list[i];
-	if (!dev) {
+	ctx = open_dev(devname);
+	if (!ctx) {
 		printf("not ok - device %s\n", devname);
 		return 1;
 	}
-	ctx = ibv_open_device(dev);
 	pd = ibv_alloc_pd(ctx);
 	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
 	mr = ibv_reg_mr(pd, rbuf, sizeof(rbuf), IBV_ACCESS_LOCAL_WRITE);
-	wa.wq_type = IBV_WQT_RQ;
-	wa.pd = pd;
-	wa.cq = cq;
-	wa.max_wr = 4;
-	wa.max_sge = 1;
-	wq = ibv_create_wq(ctx, &wa);
+	wq = rq_wq(ctx, &wa, pd, cq, 4);
 	ta.log_ind_tbl_size = 0;
 	ta.ind_tbl = &wq;
 	tbl = wq ? ibv_create_rwq_ind_table(ctx, &ta) : NULL;
-	qa.qp_type = IBV_QPT_RAW_PACKET;
-	qa.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_IND_TABLE |
-		       IBV_QP_INIT_ATTR_RX_HASH;
-	qa.pd = pd;
-	qa.rwq_ind_tbl = tbl;
-	qa.rx_hash_conf.rx_hash_function = IBV_RX_HASH_FUNC_TOEPLITZ;
-	qa.rx_hash_conf.rx_hash_key_len = 40;
-	qa.rx_hash_conf.rx_hash_key = (uint8_t *)key;
-	qa.rx_hash_conf.rx_hash_fields_mask = 0;
-	rss = tbl ? ibv_create_qp_ex(ctx, &qa) : NULL;
+	rss = tbl ? rss_qp(ctx, pd, tbl, key, 0) : NULL;
 	T(ctx && pd && cq && mr && wq && tbl && rss,
 	  "one-entry table, RSS QP with no hash field");
 	if (!rss)
@@ -279,15 +266,9 @@ int main(int argc, char **argv)
 	/* bad lkey: LOC_PROT_ERR, the WQ in error, the rest flushed */
 	post1(wq, mr, rbuf, 2048, mr->lkey ^ 0x100, 4);
 	post1(wq, mr, rbuf, 2048, mr->lkey, 5);
-	T(!send_frame(&s, 100), "send 6");
-	T(poll_n(cq, wc, 2, 60) == 2 && wc[0].wr_id == 4 &&
-	  wc[0].status == IBV_WC_LOC_PROT_ERR && wc[1].wr_id == 5 &&
-	  wc[1].status == IBV_WC_WR_FLUSH_ERR,
-	  "bad lkey: IBV_WC_LOC_PROT_ERR, the next WQE flushed");
-	T(set_state(wq, IBV_WQS_RDY) == EINVAL,
-	  "the WQ is in error (ERR -> RDY refused)");
-	set_state(wq, IBV_WQS_RESET);
-	set_state(wq, IBV_WQS_RDY);
+	err_then_flush(&s, cq, wq, "send 6", 4, IBV_WC_LOC_PROT_ERR,
+		       "bad lkey: IBV_WC_LOC_PROT_ERR, the next WQE flushed",
+		       "the WQ is in error (ERR -> RDY refused)");
 
 	/*
 	 * num_sge 0xffffffff and twelve zero-length SGEs, written into the
@@ -297,15 +278,9 @@ int main(int argc, char **argv)
 	post1(wq, mr, rbuf, 2048, mr->lkey, 7);
 	post1(wq, mr, rbuf, 2048, mr->lkey, 8);
 	spoil_huge(&rwq->wq, rwq->wq.prod - 2, mr->lkey, rbuf);
-	T(!send_frame(&s, 100), "send 7");
-	T(poll_n(cq, wc, 2, 60) == 2 && wc[0].wr_id == 7 &&
-	  wc[0].status == IBV_WC_LOC_QP_OP_ERR && wc[1].wr_id == 8 &&
-	  wc[1].status == IBV_WC_WR_FLUSH_ERR,
-	  "num_sge 0xffffffff: IBV_WC_LOC_QP_OP_ERR, the next WQE flushed");
-	T(set_state(wq, IBV_WQS_RDY) == EINVAL,
-	  "the WQ is in error after num_sge 0xffffffff (ERR -> RDY refused)");
-	set_state(wq, IBV_WQS_RESET);
-	set_state(wq, IBV_WQS_RDY);
+	err_then_flush(&s, cq, wq, "send 7", 7, IBV_WC_LOC_QP_OP_ERR,
+		       "num_sge 0xffffffff: IBV_WC_LOC_QP_OP_ERR, the next WQE flushed",
+		       "the WQ is in error after num_sge 0xffffffff (ERR -> RDY refused)");
 
 	/* hostile producer index: fatal event, dropped; RESET repairs */
 	a = stat("rwq_dropped");
@@ -334,7 +309,6 @@ int main(int argc, char **argv)
 	ibv_destroy_cq(cq);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	printf("# wq_hostile: %d failure(s)\n", fails);
 	return fails ? 1 : 0;
 }

@@ -62,6 +62,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "e2e_lib.h"
+
 #define NPAIR		4	/* T0/I0 traffic; T1-T3/I1-I3 refused SRQs */
 #define SLOT		4096	/* receive buffer per WQE */
 #define NSLOT		48
@@ -69,7 +71,6 @@
 #define S2_MSGS		8	/* plain SENDs naming S2 in phase 1 */
 #define P2_MSGS		4	/* SENDs naming S2 after the owner died */
 #define WAIT_MS		120000	/* any single wait; TCG is slow */
-#define MTU		IBV_MTU_1024
 
 /* The RDMA area of the main process (PD of S2) */
 #define RDMA_LEN	65536
@@ -116,42 +117,6 @@
 #define TOK_PH2_DONE	0x70680003u
 #define TOK_BYE		0x70680004u
 
-static const char *side = "xrcshare";
-static int failures;
-
-static void tap(bool good, const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void tap(bool good, const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (good) {
-		printf("ok - xrcshare: %s: %s\n", side, name);
-	} else {
-		failures++;
-		printf("not ok - xrcshare: %s: %s: ", side, name);
-		va_start(ap, fmt);
-		vprintf(fmt, ap);
-		va_end(ap);
-		printf("\n");
-	}
-	fflush(stdout);
-}
-
-static void pass(const char *name)
-{
-	printf("ok - xrcshare: %s: %s\n", side, name);
-	fflush(stdout);
-}
-
-static void die(const char *what)
-{
-	printf("not ok - xrcshare: %s: %s: %s (errno %d)\n", side, what,
-	       strerror(errno), errno);
-	fflush(stdout);
-	exit(1);
-}
 
 static uint8_t pat(unsigned int tag, size_t i)
 {
@@ -206,14 +171,6 @@ static int check_msg(const uint8_t *p, uint32_t len)
 	return (int)m;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 /* Poll @cq for one completion within WAIT_MS; 1 if one came. */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
@@ -231,68 +188,13 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *buf, size_t len)
-{
-	uint8_t *p = buf;
-
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n <= 0) {
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (!n)
-				errno = ECONNRESET;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static void send_tok(int fd, uint32_t tok)
-{
-	if (write_all(fd, &tok, sizeof(tok)))
-		die("send token");
-}
-
+/* The peer's next token, which must be @want; die() if not. */
 static void expect_tok(int fd, uint32_t want)
 {
-	uint32_t tok;
-
-	if (read_all(fd, &tok, sizeof(tok)))
-		die("read token");
-	if (tok != want) {
+	if (read_tok(fd, "read token") != want) {
 		errno = EPROTO;
 		die("unexpected token");
 	}
-}
-
-static void set_timeouts(int fd)
-{
-	struct timeval tv = { .tv_sec = 600 };
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 }
 
 /* ---------------------------------------------------------------- */
@@ -328,21 +230,6 @@ struct iinfo {
 	uint32_t psn[NPAIR];
 };
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!ctx)
-		die("ibv_open_device");
-	return ctx;
-}
-
 static struct ibv_xrcd *open_xrcd(struct ibv_context *ctx, int fd, int oflags)
 {
 	struct ibv_xrcd_init_attr a = {
@@ -358,17 +245,11 @@ static struct ibv_srq *xrc_srq(struct ibv_context *ctx, struct ibv_xrcd *x,
 			       struct ibv_pd *pd, struct ibv_cq *cq,
 			       uint32_t max_wr, uint32_t *srqn)
 {
-	struct ibv_srq_init_attr_ex a = {
-		.attr = { .max_wr = max_wr, .max_sge = 1 },
-		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
-			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
-		.srq_type = IBV_SRQT_XRC,
-		.xrcd = x,
-		.cq = cq,
-		.pd = pd,
-	};
-	struct ibv_srq *srq = ibv_create_srq_ex(ctx, &a);
+	struct ibv_srq_init_attr_ex a;
+	struct ibv_srq *srq;
 
+	xrc_srq_attr(&a, x, pd, cq, max_wr);
+	srq = ibv_create_srq_ex(ctx, &a);
 	if (!srq)
 		die("ibv_create_srq_ex(IBV_SRQT_XRC)");
 	if (a.attr.max_wr < max_wr)
@@ -405,61 +286,27 @@ static struct ibv_qp *tgt_qp(struct ibv_context *ctx, struct ibv_xrcd *x)
 		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
 		.xrcd = x,
 	};
-	struct ibv_qp_attr m = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
 	struct ibv_qp *qp = ibv_create_qp_ex(ctx, &a);
 
 	if (!qp)
 		die("ibv_create_qp_ex(IBV_QPT_XRC_RECV)");
-	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (qp_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		    IBV_ACCESS_REMOTE_ATOMIC))
 		die("modify XRC_RECV QP to INIT");
 	return qp;
 }
 
-static void fill_ah(struct ibv_ah_attr *ah, const uint8_t *dgid, int gidx)
+/* RTR then RTS (an XRC_RECV QP's RTS takes the timeout and PSN only). */
+static int connect_qp(struct ibv_qp *qp, const uint8_t *dgid, int gidx,
+		      uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn)
 {
-	memset(ah, 0, sizeof(*ah));
-	ah->is_global = 1;
-	ah->port_num = 1;
-	memcpy(ah->grh.dgid.raw, dgid, 16);
-	ah->grh.sgid_index = (uint8_t)gidx;
-	ah->grh.hop_limit = 64;
-}
+	struct ibv_ah_attr ah;
 
-/* RTR then RTS; @tgt: an XRC_RECV QP (its RTS takes timeout and PSN only). */
-static int connect_qp(struct ibv_qp *qp, bool tgt, const uint8_t *dgid,
-		      int gidx, uint32_t dqpn, uint32_t rq_psn, uint32_t sq_psn)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = MTU, .dest_qp_num = dqpn,
-		.rq_psn = rq_psn, .max_dest_rd_atomic = 4, .min_rnr_timer = 12,
-	};
-	int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-		   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN;
-
-	fill_ah(&a.ah_attr, dgid, gidx);
-	if (tgt)
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	if (ibv_modify_qp(qp, &a, mask))
+	gid_ah(&ah, dgid, gidx, 64);
+	if (qp_rtr(qp, &ah, dqpn, rq_psn, 4, 12) ||
+	    qp_rts(qp, sq_psn, 14, 7, 7, 4))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.sq_psn = sq_psn;
-	mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
-	if (!tgt) {
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 4;
-		mask |= IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	return ibv_modify_qp(qp, &a, mask);
+	return 0;
 }
 
 static uint32_t rand_psn(void)
@@ -484,7 +331,7 @@ struct owner_info {
  */
 static void owner(const struct opts *o, int from, int to)
 {
-	struct ibv_context *ctx = open_dev(o->dev);
+	struct ibv_context *ctx = open_dev_or_die(o->dev);
 	struct owner_info info;
 	struct ibv_xrcd *x;
 	struct ibv_pd *pd;
@@ -583,6 +430,17 @@ struct target {
 	struct tinfo ti;
 };
 
+/* ibv_open_qp(@oa) must fail: case @name. */
+static void open_qp_refused(struct target *tg, struct ibv_qp_open_attr *oa,
+			    const char *name)
+{
+	struct ibv_qp *qp = ibv_open_qp(tg->ctx, oa);
+
+	tap(!qp, name, "opened QP %u", qp ? qp->qp_num : 0);
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
 static void target_checks_open(const struct opts *o, struct target *tg,
 			       uint32_t owner_qpn)
 {
@@ -593,7 +451,6 @@ static void target_checks_open(const struct opts *o, struct target *tg,
 		.qp_type = IBV_QPT_XRC_RECV,
 	};
 	struct ibv_xrcd *x;
-	struct ibv_qp *qp;
 	char path[4096];
 	int fd;
 
@@ -618,18 +475,10 @@ static void target_checks_open(const struct opts *o, struct target *tg,
 	unlink(path);
 
 	oa.qp_num = 0xfffffe;
-	qp = ibv_open_qp(tg->ctx, &oa);
-	tap(!qp, "ibv_open_qp of a QPN that does not exist refused",
-	    "opened QP %u", qp ? qp->qp_num : 0);
-	if (qp)
-		ibv_destroy_qp(qp);
+	open_qp_refused(tg, &oa, "ibv_open_qp of a QPN that does not exist refused");
 	oa.qp_num = owner_qpn;
 	oa.qp_type = IBV_QPT_RC;
-	qp = ibv_open_qp(tg->ctx, &oa);
-	tap(!qp, "ibv_open_qp of the target QP as RC refused",
-	    "opened QP %u", qp ? qp->qp_num : 0);
-	if (qp)
-		ibv_destroy_qp(qp);
+	open_qp_refused(tg, &oa, "ibv_open_qp of the target QP as RC refused");
 	oa.qp_type = IBV_QPT_XRC_RECV;
 	tg->t[0] = ibv_open_qp(tg->ctx, &oa);
 	tap(tg->t[0] && tg->t[0]->qp_num == owner_qpn &&
@@ -646,7 +495,7 @@ static void target_setup(const struct opts *o, struct target *tg,
 	union ibv_gid gid;
 	int fd, i, ret;
 
-	tg->ctx = open_dev(o->dev);
+	tg->ctx = open_dev_or_die(o->dev);
 	if (ibv_query_gid(tg->ctx, 1, o->gidx, &gid))
 		die("ibv_query_gid");
 	fd = open(o->file, O_RDONLY);
@@ -737,31 +586,6 @@ static void target_setup(const struct opts *o, struct target *tg,
 	tg->ti.srqn_owner = oi->srqn;
 	tg->ti.va = (uintptr_t)tg->area;
 	tg->ti.rkey = tg->rdma->rkey;
-}
-
-static int listen_on(const char *port)
-{
-	struct addrinfo hints = { .ai_flags = AI_PASSIVE,
-				  .ai_family = AF_UNSPEC,
-				  .ai_socktype = SOCK_STREAM }, *res, *t;
-	int fd = -1, one = 1;
-
-	if (getaddrinfo(NULL, port, &hints, &res))
-		die("getaddrinfo");
-	for (t = res; t; t = t->ai_next) {
-		fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (!bind(fd, t->ai_addr, t->ai_addrlen) && !listen(fd, 1))
-			break;
-		close(fd);
-		fd = -1;
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		die("listen");
-	return fd;
 }
 
 /*
@@ -902,7 +726,7 @@ static int run_target(const struct opts *o)
 	pass("owner: XRCD through the file, XRC SRQ and target QP created");
 
 	target_setup(o, &tg, &oi);
-	lfd = listen_on(o->port);
+	lfd = tcp_listen(o->port);
 	printf("# target: listening on %s: T0 %u (owner's), S1 %u, S2 %u, S3 %u (other XRCD), S4 %u (basic)\n",
 	       o->port, tg.ti.qpn[0], tg.ti.srqn_owner, tg.ti.srqn_main,
 	       tg.ti.srqn_other_xrcd, tg.ti.srqn_basic);
@@ -911,18 +735,18 @@ static int run_target(const struct opts *o)
 	if (fd < 0)
 		die("accept");
 	close(lfd);
-	set_timeouts(fd);
+	set_timeouts(fd, 600);
 	if (write_all(fd, &tg.ti, sizeof(tg.ti)) || read_all(fd, &ii, sizeof(ii)))
 		die("exchange");
 	for (i = 0; i < NPAIR; i++) {
 		/* T0 through the opened handle: the owner only made it INIT */
-		ret = connect_qp(tg.t[i], true, ii.gid, o->gidx, ii.qpn[i],
+		ret = connect_qp(tg.t[i], ii.gid, o->gidx, ii.qpn[i],
 				 ii.psn[i], tg.ti.psn[i]);
 		if (ret)
 			die("connect a target QP");
 	}
 	pass("the opened target QP taken to RTR and RTS");
-	send_tok(fd, TOK_READY);
+	send_tok(fd, TOK_READY, "send token");
 
 	/* phase 1 */
 	expect_tok(fd, TOK_PH1_DONE);
@@ -965,7 +789,7 @@ static int run_target(const struct opts *o)
 	tap(!ret && qa.qp_state == IBV_QPS_RTS,
 	    "the target QP outlives its creator (RTS through the opened handle)",
 	    "query %d state %d", ret, qa.qp_state);
-	send_tok(fd, TOK_PH2);
+	send_tok(fd, TOK_PH2, "send token");
 
 	/* phase 2 */
 	expect_tok(fd, TOK_PH2_DONE);
@@ -1014,7 +838,7 @@ static int run_target(const struct opts *o)
 	    ibv_close_xrcd(tg.x2))
 		tap(false, "tear down the other XRCD and the basic SRQ", "errno %d",
 		    errno);
-	send_tok(fd, TOK_BYE);
+	send_tok(fd, TOK_BYE, "send token");
 	ibv_dereg_mr(tg.rmr);
 	ibv_dereg_mr(tg.smr);
 	ibv_dereg_mr(tg.rdma);
@@ -1058,7 +882,6 @@ static struct ibv_qp *ini_qp(struct init *in, int i, bool ext)
 		.comp_mask = IBV_QP_INIT_ATTR_PD,
 		.pd = in->pd,
 	};
-	struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct ibv_qp *qp;
 
 	if (ext) {
@@ -1069,8 +892,7 @@ static struct ibv_qp *ini_qp(struct init *in, int i, bool ext)
 	qp = ibv_create_qp_ex(in->ctx, &a);
 	if (!qp)
 		die("ibv_create_qp_ex(IBV_QPT_XRC_SEND)");
-	if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (qp_init(qp, 0))
 		die("modify XRC_SEND QP to INIT");
 	return qp;
 }
@@ -1132,16 +954,15 @@ static void reap_sends(struct init *in, int q, int n, const char *what)
 
 static int run_initiator(const struct opts *o)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res, *t;
 	struct init in = {};
 	struct iinfo ii;
 	union ibv_gid gid;
-	int fd = -1, i;
+	int fd, i;
 	uint32_t tok;
 	size_t d;
 
 	side = "initiator";
-	in.ctx = open_dev(o->dev);
+	in.ctx = open_dev_or_die(o->dev);
 	if (ibv_query_gid(in.ctx, 1, o->gidx, &gid))
 		die("ibv_query_gid");
 	in.pd = ibv_alloc_pd(in.ctx);
@@ -1169,29 +990,12 @@ static int run_initiator(const struct opts *o)
 	memcpy(ii.gid, gid.raw, 16);
 	pass("XRC_SEND QPs created (one with send_ops_flags)");
 
-	if (getaddrinfo(o->addr, o->port, &hints, &res))
-		die("getaddrinfo");
-	for (i = 0; i < 600 && fd < 0; i++) {
-		for (t = res; t; t = t->ai_next) {
-			fd = socket(t->ai_family, t->ai_socktype, t->ai_protocol);
-			if (fd >= 0 && !connect(fd, t->ai_addr, t->ai_addrlen))
-				break;
-			if (fd >= 0)
-				close(fd);
-			fd = -1;
-		}
-		if (fd < 0)
-			usleep(200000);
-	}
-	freeaddrinfo(res);
-	if (fd < 0)
-		die("connect to the target side");
-	set_timeouts(fd);
+	fd = tcp_connect(o->addr, o->port, "connect to the target side", 600);
 	if (read_all(fd, &in.ti, sizeof(in.ti)) || write_all(fd, &ii, sizeof(ii)))
 		die("exchange");
 	for (i = 0; i < NPAIR; i++)
-		if (connect_qp(in.qp[i], false, in.ti.gid, o->gidx,
-			       in.ti.qpn[i], in.ti.psn[i], ii.psn[i]))
+		if (connect_qp(in.qp[i], in.ti.gid, o->gidx, in.ti.qpn[i],
+			       in.ti.psn[i], ii.psn[i]))
 			die("connect an XRC_SEND QP");
 	expect_tok(fd, TOK_READY);
 
@@ -1248,7 +1052,7 @@ static int run_initiator(const struct opts *o)
 	    "ibv_wr_complete: %d", i);
 	if (!i)
 		reap_sends(&in, 0, 2, "ibv_wr_*() SEND and WRITE naming S2 completed");
-	send_tok(fd, TOK_PH1_DONE);
+	send_tok(fd, TOK_PH1_DONE, "send token");
 
 	/* phase 2: after the owner's death */
 	expect_tok(fd, TOK_PH2);
@@ -1285,7 +1089,7 @@ static int run_initiator(const struct opts *o)
 			    ibv_wc_status_str(XRC_BAD_SRQ_STATUS));
 		}
 	}
-	send_tok(fd, TOK_PH2_DONE);
+	send_tok(fd, TOK_PH2_DONE, "send token");
 	if (read_all(fd, &tok, sizeof(tok)) || tok != TOK_BYE)
 		tap(false, "the target side finished", "no goodbye");
 	for (i = 0; i < NPAIR; i++) {
@@ -1307,7 +1111,7 @@ static int run_initiator(const struct opts *o)
 
 static int run_holder(const struct opts *o)
 {
-	struct ibv_context *ctx = open_dev(o->dev);
+	struct ibv_context *ctx = open_dev_or_die(o->dev);
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	struct ibv_xrcd *x;
@@ -1352,6 +1156,7 @@ int main(int argc, char **argv)
 	struct opts o = { .port = "18600", .gidx = -1 };
 	int c;
 
+	e2e_name = side = "xrcshare";
 	while ((c = getopt(argc, argv, "tiCOd:g:f:a:p:q:")) != -1) {
 		switch (c) {
 		case 't': case 'i': case 'C': case 'O': o.mode = (char)c; break;
