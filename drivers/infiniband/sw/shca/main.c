@@ -25,9 +25,6 @@
 #include "rwq.h"
 #include "roce.h"
 
-#define CREATE_TRACE_POINTS
-#include "shca_trace.h"
-
 MODULE_AUTHOR("shca authors");
 MODULE_DESCRIPTION("Software RoCE v2 HCA");
 MODULE_LICENSE("Dual BSD/GPL");

@@ -15,7 +15,7 @@
  *   shca_async      an affiliated asynchronous event is raised (CQ, QP,
  *                   SRQ or WQ number)
  *
- * main.c instantiates them (CREATE_TRACE_POINTS).
+ * shca_trace.c instantiates them (CREATE_TRACE_POINTS).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM shca
