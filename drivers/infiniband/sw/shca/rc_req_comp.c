@@ -47,10 +47,10 @@ static void shca_comp_dup(struct shca_qp *qp)
 }
 
 /*
- * The response in hand shows a gap: hold it (see above)?  Context: SQ
- * engine.  Return: true if it is held (the caller stops there).
+ * The response in hand, of PSN @psn, shows a gap: hold it (see above)?
+ * Context: SQ engine.  Return: true if it is held (the caller stops there).
  */
-static bool shca_comp_hold(struct shca_qp *qp)
+static bool shca_comp_hold(struct shca_qp *qp, u32 psn)
 {
 	struct shca_req *req = &qp->req;
 	u32 n = skb_queue_len(&req->held);
@@ -61,12 +61,7 @@ static bool shca_comp_hold(struct shca_qp *qp)
 		return false;
 	if (!running)
 		shca_req_arm_hold(qp);
-	if (trace_shca_hold_enabled()) {
-		const struct shca_bth *bth = (const void *)(req->comp_skb->data +
-			shca_rx_cb(req->comp_skb)->bth_off);
-
-		trace_shca_hold(qp, shca_psn_mask(be32_to_cpu(bth->apsn)), 1);
-	}
+	trace_shca_hold(qp, psn, 1);
 	__skb_queue_tail(&req->held, req->comp_skb);
 	req->comp_skb = NULL;
 	if (!req->hold_rerun)
@@ -183,7 +178,7 @@ static void shca_comp_acked(struct shca_qp *qp, u32 last, bool ack)
 		shca_req_retire(qp, IB_WC_SUCCESS);
 	}
 	shca_req_advance(qp, una);
-	if (implicit_nak && !(ack && shca_comp_hold(qp)))
+	if (implicit_nak && !(ack && shca_comp_hold(qp, last)))
 		shca_req_go_back(qp, una, true);
 }
 
@@ -300,7 +295,7 @@ static struct shca_req_wqe *shca_comp_target(struct shca_qp *qp, u32 psn)
 			if (psn == expect)
 				return w;
 			if (shca_psn_after(psn, expect)) {
-				if (!shca_comp_hold(qp))
+				if (!shca_comp_hold(qp, psn))
 					shca_req_go_back(qp, expect, true);
 			} else {
 				shca_comp_dup(qp);
