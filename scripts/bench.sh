@@ -310,14 +310,6 @@ bench_pp() {
 NQN=nqn.2026-11.org.shca:bench
 NV_ADDR=10.96.0.1
 
-nvmf_ns() {
-	local d
-	for d in /sys/class/nvme/"$NVME_CTRL"/nvme*n1 /sys/block/"$NVME_CTRL"n1; do
-		[ -e "$d" ] && [ -b "/dev/${d##*/}" ] && { echo "/dev/${d##*/}"; return 0; }
-	done
-	return 1
-}
-
 # bench_fio COL: fio 4 KiB randread IOPS over NVMe-oF on the device the
 # caller put on nv0 (NV_ADDR); the target and host come and go here.
 bench_fio() {
@@ -328,8 +320,9 @@ bench_fio() {
 	fi
 	NVME_CTRL=
 	if nvmet_export "$NQN" "$NV_ADDR" 64 && nvme_connect "$NQN" "$NV_ADDR" &&
-		wait_for 120 nvmf_ns; then
-		dev=$(nvmf_ns)
+		wait_for 120 nvme_ns; then
+		dev=/dev/$(nvme_ns)
+		wait_for 60 test -b "$dev"
 		if timeout 600 fio --name=randread --filename="$dev" --rw=randread --bs=4k \
 			--direct=1 --ioengine=libaio --iodepth=16 --numjobs=1 \
 			--runtime="$FIO_S" --time_based --minimal >"$f" 2>&1; then

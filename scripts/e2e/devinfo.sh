@@ -137,8 +137,8 @@ expect_eq "traced ping-pong exits 0 ($how)" "$tprc" 0
 # tp_has EVENT REGEX: a line of event EVENT in the trace matches REGEX
 tp_has() { grep "$1:" "$tp" | grep -Eq -- "$2"; }
 check "trace ($how): QP to RTS (shca_qp_state)" tp_has shca_qp_state "RTR -> RTS"
-check "trace ($how): packets sent and received (shca_pkt)" \
-	sh -c "grep 'shca_pkt:' '$tp' | grep -q ' tx ' && grep 'shca_pkt:' '$tp' | grep -q ' rx '"
+tp_tx_rx() { tp_has shca_pkt " tx " && tp_has shca_pkt " rx "; }
+check "trace ($how): packets sent and received (shca_pkt)" tp_tx_rx
 check "trace ($how): SEND completions, 64 bytes (shca_cqe)" tp_has shca_cqe "byte_len=64"
 check "trace ($how): the short datagram dropped (shca_drop reason=rx_malformed)" \
 	tp_has shca_drop "reason=rx_malformed"

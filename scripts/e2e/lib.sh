@@ -207,9 +207,8 @@ veth_b_to_netns() {
 # nothing is compiled in the VM.  If it is missing: a "not ok" line naming
 # that make command, and non-zero.  Use: bin=$(prog rcstream) || exit 1
 prog() {
-	local src=${BASH_SOURCE[0]} dir
-	[[ $src == */* ]] || src=./$src
-	dir=${SHCA_PROGS:-$(cd "${src%/*}/../.." && pwd)/build/progs}
+	local dir
+	dir=${SHCA_PROGS:-$(cd "$E2E_DIR/../.." && pwd)/build/progs}
 	if [ -x "$dir/$1" ]; then
 		echo "$dir/$1"
 	else

@@ -21,21 +21,6 @@ SIZE_MB=32
 # load, most of the suite's time.
 W=$(mktemp -d "${TMPDIR:-/tmp}/nvmeof.XXXXXX")
 
-# The namespace block device of the fabrics controller, e.g. nvme0n1
-# (the VM has no other NVMe device); with native multipath the per-path
-# nodes (nvme0c0n1) are hidden and have no /dev entry.
-nvme_ns() {
-	local d n
-	for d in /sys/block/nvme*n1; do
-		n=${d##*/}
-		[[ $n =~ ^nvme[0-9]+n1$ ]] || continue
-		echo "$n"
-		return 0
-	done
-	return 1
-}
-
-
 check "setup shca0 on nv0" solo_setup shca0 nv0 "$ADDR" ffff:0a60:0001
 caps=$(ibv_devinfo -v -d shca0)
 for f in max_mw; do

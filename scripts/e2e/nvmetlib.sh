@@ -54,6 +54,21 @@ nvme_connect() {
 	[ -e "/sys/class/nvme/$NVME_CTRL" ]
 }
 
+# nvme_ns: print the namespace block device of the fabrics controller,
+# e.g. nvme0n1; false while there is none
+# (the VM has no other NVMe device); with native multipath the per-path
+# nodes (nvme0c0n1) are hidden and have no /dev entry.
+nvme_ns() {
+	local d n
+	for d in /sys/block/nvme*n1; do
+		n=${d##*/}
+		[[ $n =~ ^nvme[0-9]+n1$ ]] || continue
+		echo "$n"
+		return 0
+	done
+	return 1
+}
+
 # nvme_disconnect: delete NVME_CTRL, if any; true once it is gone.
 nvme_disconnect() {
 	[ -n "${NVME_CTRL:-}" ] && [ -e "/sys/class/nvme/$NVME_CTRL/delete_controller" ] ||

@@ -118,22 +118,16 @@ nv_target_down() {
 	modprobe -r nvmet-rdma nvmet brd 2>/dev/null
 	return $rc
 }
-nv_ns() {
-	local d
-	for d in /sys/block/nvme*n1; do
-		[[ ${d##*/} =~ ^nvme[0-9]+n1$ ]] && NVNS=${d##*/} && return 0
-	done
-	return 1
-}
 # nv_initiator FIOLOG: connect to b's target, fio writes 16 MiB of 4 KiB
 # random blocks with a CRC32C in each and reads every one back
 # (--verify), disconnect.
 nv_initiator() {
-	local rc
+	local rc ns
 	nvme_connect "$NQN" "$PEER4" || return 1
-	wait_for 120 nv_ns || { echo "no namespace"; return 1; }
-	wait_for 60 test -b "/dev/$NVNS"
-	fio --name=twohost --filename="/dev/$NVNS" --rw=randwrite --bs=4k --size=16M \
+	wait_for 120 nvme_ns || { echo "no namespace"; return 1; }
+	ns=$(nvme_ns)
+	wait_for 60 test -b "/dev/$ns"
+	fio --name=twohost --filename="/dev/$ns" --rw=randwrite --bs=4k --size=16M \
 		--direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c --do_verify=1 \
 		--verify_fatal=1 --output-format=terse --terse-version=3 >"$1" 2>&1
 	rc=$?
