@@ -185,6 +185,7 @@ for s in "$@"; do
 	fi
 	mark "$s ends (exit $src)"
 	echo "# suite $s took $((SECONDS - start)) s (exit $src)" | stamp
+	echo "# memory after $s: $(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo) MiB available"
 done
 [ $rc -eq 0 ] || echo "# e2e: failed suites:${failed}"
 exit $rc
