@@ -144,6 +144,10 @@ check "trace ($how): the short datagram dropped (shca_drop reason=rx_malformed)"
 	tp_has shca_drop "reason=rx_malformed"
 echo "# trace ($how): $(grep -c 'shca_' "$tp") events, $(grep -c 'shca_pkt:' "$tp") packets"
 
+# QP counters of ib_core's binding (rdma statistic qp): auto mode by type
+# and a manual bind and unbind, the counts checked against the port's
+exits_ok "counter_cases.py exits 0" /usr/bin/python3 "$E2E_DIR/progs/counter_cases.py" --dev shca0
+
 rdma link delete shca0
 ip link del di0
 modprobe -r shca

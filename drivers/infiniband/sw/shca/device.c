@@ -206,6 +206,103 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	return SHCA_NUM_STATS;
 }
 
+/*
+ * QP counters, ib_core's binding (`rdma statistic qp set ... auto`,
+ * `rdma statistic qp bind`): ib_core allocates each rdma_counter and
+ * calls these in process context with counter->lock held.  A counter's
+ * values are indexed like the port's (ib_core adds them up by index),
+ * and while a QP is bound its events count only there
+ * (shca_qp_stat_add()).
+ */
+struct rdma_hw_stats *shca_counter_alloc_stats(struct rdma_counter *counter)
+{
+	return rdma_alloc_hw_stats_struct(shca_stat_descs, SHCA_NUM_STATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/*
+ * The driver's side of @counter, made at its first bind (rdma_counter.id
+ * is 0 until then; ib_core frees a counter whose first bind failed
+ * without calling counter_dealloc).  Charged to the binding task: in
+ * auto mode, the owner of the QP going to INIT.
+ */
+static struct shca_counter *shca_counter_get(struct shca_dev *sdev,
+					     struct rdma_counter *counter)
+{
+	struct shca_counter *c;
+	u32 id;
+
+	if (counter->id)
+		return xa_load(&sdev->counters, counter->id);
+	c = kzalloc(sizeof(*c), GFP_KERNEL_ACCOUNT);
+	if (!c)
+		return NULL;
+	if (xa_alloc(&sdev->counters, &id, c, xa_limit_32b, GFP_KERNEL)) {
+		kfree(c);
+		return NULL;
+	}
+	counter->id = id;
+	return c;
+}
+
+int shca_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp)
+{
+	struct shca_dev *sdev = to_sdev(ibqp->device);
+	struct shca_counter *c;
+
+	lockdep_assert_held(&counter->lock);
+	c = shca_counter_get(sdev, counter);
+	if (!c)
+		return -ENOMEM;
+	rcu_assign_pointer(to_sqp(ibqp)->qcnt, c);
+	ibqp->counter = counter;
+	return 0;
+}
+
+/*
+ * Context: process, the QP's counter's lock held.  An event counted by a
+ * path that read the pointer just before still lands in the old counter,
+ * which outlives it (kfree_rcu()).
+ */
+int shca_counter_unbind_qp(struct ib_qp *ibqp)
+{
+	RCU_INIT_POINTER(to_sqp(ibqp)->qcnt, NULL);
+	ibqp->counter = NULL;
+	return 0;
+}
+
+int shca_counter_update_stats(struct rdma_counter *counter)
+{
+	struct shca_dev *sdev = to_sdev(counter->device);
+	struct shca_counter *c;
+	int i;
+
+	lockdep_assert_held(&counter->lock);
+	c = counter->id ? xa_load(&sdev->counters, counter->id) : NULL;
+	if (!c)
+		return 0;
+	for (i = 0; i < SHCA_NUM_STATS; i++)
+		counter->stats->value[i] = atomic64_read(&c->v[i]);
+	return 0;
+}
+
+/*
+ * Context: process, after ib_core read the counter a last time into the
+ * port's history: no QP is bound to it any more.
+ */
+int shca_counter_dealloc(struct rdma_counter *counter)
+{
+	struct shca_dev *sdev = to_sdev(counter->device);
+	struct shca_counter *c;
+
+	if (!counter->id)
+		return 0;
+	c = xa_erase(&sdev->counters, counter->id);
+	if (c)
+		kfree_rcu(c, rcu);
+	return 0;
+}
+
 static ssize_t shca_abi_version_show(struct device *dev,
 				     struct device_attribute *attr, char *buf)
 {

@@ -143,6 +143,7 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	WARN_ON(!xa_empty(&sdev->ahs));
 	WARN_ON(!xa_empty(&sdev->srqs));
 	WARN_ON(!xa_empty(&sdev->rwqs));
+	WARN_ON(!xa_empty(&sdev->counters));
 	xa_destroy(&sdev->qps);
 	xa_destroy(&sdev->cqs);
 	xa_destroy(&sdev->mrs);
@@ -150,6 +151,7 @@ static void shca_dev_fini(struct shca_dev *sdev)
 	xa_destroy(&sdev->ahs);
 	xa_destroy(&sdev->srqs);
 	xa_destroy(&sdev->rwqs);
+	xa_destroy(&sdev->counters);
 	ida_destroy(&sdev->ind_tbl_ida);
 	ida_destroy(&sdev->pd_ida);
 	ida_destroy(&sdev->xrcd_ida);
@@ -181,7 +183,8 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
  * RX softirq) with the process-only ones.
  */
 static struct lock_class_key shca_qps_key, shca_cqs_key, shca_mrs_key,
-	shca_mws_key, shca_ahs_key, shca_srqs_key, shca_rwqs_key;
+	shca_mws_key, shca_ahs_key, shca_srqs_key, shca_rwqs_key,
+	shca_counters_key;
 
 static void shca_dev_init_ids(struct shca_dev *sdev)
 {
@@ -196,6 +199,7 @@ static void shca_dev_init_ids(struct shca_dev *sdev)
 	xa_init_flags(&sdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&sdev->srqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->rwqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&sdev->counters, XA_FLAGS_ALLOC1);
 	ida_init(&sdev->ind_tbl_ida);
 	lockdep_set_class(&sdev->qps.xa_lock, &shca_qps_key);
 	lockdep_set_class(&sdev->cqs.xa_lock, &shca_cqs_key);
@@ -204,6 +208,7 @@ static void shca_dev_init_ids(struct shca_dev *sdev)
 	lockdep_set_class(&sdev->ahs.xa_lock, &shca_ahs_key);
 	lockdep_set_class(&sdev->srqs.xa_lock, &shca_srqs_key);
 	lockdep_set_class(&sdev->rwqs.xa_lock, &shca_rwqs_key);
+	lockdep_set_class(&sdev->counters.xa_lock, &shca_counters_key);
 	sdev->next_qpn = SHCA_GSI_QPN + 1;
 }
 
@@ -449,6 +454,11 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_ucontext = shca_alloc_ucontext,
 	.alloc_xrcd = shca_alloc_xrcd,
 	.attach_mcast = shca_attach_mcast,
+	.counter_alloc_stats = shca_counter_alloc_stats,
+	.counter_bind_qp = shca_counter_bind_qp,
+	.counter_dealloc = shca_counter_dealloc,
+	.counter_unbind_qp = shca_counter_unbind_qp,
+	.counter_update_stats = shca_counter_update_stats,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_flow = shca_create_flow,

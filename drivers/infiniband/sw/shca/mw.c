@@ -337,8 +337,8 @@ enum ib_wc_status shca_local_op(struct shca_qp *qp,
 {
 	enum ib_wc_status st = shca_local_exec(qp, hdr);
 
-	shca_stat_inc(to_sdev(qp->ibqp.device), st == IB_WC_SUCCESS ?
-		      shca_local_stat(hdr->opcode) : SHCA_STAT_MEM_OP_ERRS);
+	shca_qp_stat_inc(qp, st == IB_WC_SUCCESS ?
+			 shca_local_stat(hdr->opcode) : SHCA_STAT_MEM_OP_ERRS);
 	return st;
 }
 

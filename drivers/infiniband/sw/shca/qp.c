@@ -770,7 +770,7 @@ out:
 	if (err) {
 		ibdev_dbg(ibqp->device, "qp %u: post_recv failed %d\n",
 			  ibqp->qp_num, err);
-		shca_stat_inc(to_sdev(ibqp->device), SHCA_STAT_POST_RECV_ERR);
+		shca_qp_stat_inc(to_sqp(ibqp), SHCA_STAT_POST_RECV_ERR);
 	}
 	return err;
 }

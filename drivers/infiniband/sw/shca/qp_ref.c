@@ -88,7 +88,7 @@ void shca_qp_set_error(struct shca_qp *qp)
 	mutex_unlock(&qp->state_lock);
 	if (was == IB_QPS_ERR || was == IB_QPS_RESET)
 		return;
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_QP_FATAL);
+	shca_qp_stat_inc(qp, SHCA_STAT_QP_FATAL);
 	/*
 	 * Only on the transition: an engine that meets a broken ring calls
 	 * us again, and kicking it again would spin it forever.

@@ -384,7 +384,7 @@ void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 {
 	if (!shca_req_back_to(qp, psn, guarded))
 		return;
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_RETRANSMITS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_RETRANSMITS);
 	trace_shca_retransmit(qp, psn, shca_psn_mask(qp->req.next_psn - psn));
 }
 
@@ -607,10 +607,10 @@ static int shca_req_xmit(struct shca_qp *qp, const struct shca_req_wqe *w,
 	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
 	if (shca_skb_xmit(sdev, &path, skb))
 		goto lost;
-	shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
+	shca_qp_stat_inc(qp, SHCA_STAT_TX_PACKETS);
 	return 0;
 lost:
-	shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+	shca_qp_stat_inc(qp, SHCA_STAT_TX_ERR);
 	return 0;
 }
 
@@ -670,8 +670,8 @@ static bool shca_req_may_go_direct(struct shca_qp *qp)
 static void shca_req_start(struct shca_qp *qp, struct shca_req_wqe *w)
 {
 	w->direct = shca_req_may_go_direct(qp);
-	shca_stat_inc(to_sdev(qp->ibqp.device), w->direct ?
-		      SHCA_STAT_TX_DIRECT_MSGS : SHCA_STAT_TX_WIRE_MSGS);
+	shca_qp_stat_inc(qp, w->direct ? SHCA_STAT_TX_DIRECT_MSGS :
+					 SHCA_STAT_TX_WIRE_MSGS);
 	if (w->direct)
 		w->mtu = SHCA_DIRECT_SEG;
 	else
@@ -1025,12 +1025,11 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 	    shca_direct_dest_holds(qp)) {
 		/* not lost: queued on this host; wait a whole period more */
 		req->rto_held++;
-		shca_stat_inc(to_sdev(qp->ibqp.device),
-			      SHCA_STAT_RC_TIMEOUTS_HELD);
+		shca_qp_stat_inc(qp, SHCA_STAT_RC_TIMEOUTS_HELD);
 		shca_req_arm_rto(qp);
 		return;
 	}
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_TIMEOUTS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_TIMEOUTS);
 	trace_shca_timeout(qp, req->una, req->retry.left);
 	ibdev_dbg(qp->ibqp.device,
 		  "qp %u: timeout una %#x next %#x psn %#x retries %u, device tx queue %d\n",

@@ -38,12 +38,12 @@
 
 static void shca_comp_bad(struct shca_qp *qp)
 {
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_BAD_RESP);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_BAD_RESP);
 }
 
 static void shca_comp_dup(struct shca_qp *qp)
 {
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_DUP_ACKS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_DUP_ACKS);
 }
 
 /*
@@ -65,8 +65,7 @@ static bool shca_comp_hold(struct shca_qp *qp, u32 psn)
 	__skb_queue_tail(&req->held, req->comp_skb);
 	req->comp_skb = NULL;
 	if (!req->hold_rerun)
-		shca_stat_inc(to_sdev(qp->ibqp.device),
-			      SHCA_STAT_RC_HELD_RESPONSES);
+		shca_qp_stat_inc(qp, SHCA_STAT_RC_HELD_RESPONSES);
 	return true;
 }
 
@@ -138,7 +137,7 @@ void shca_comp_hold_check(struct shca_qp *qp)
 		shca_req_arm_hold(qp);
 		return;
 	}
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RC_HELD_EXPIRED);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_HELD_EXPIRED);
 	shca_hold_end(&req->hold_time);	/* each goes back or is handled */
 	shca_comp_rerun(qp);
 }
@@ -214,7 +213,6 @@ static void shca_comp_nak_fatal(struct shca_qp *qp, u32 psn,
 /* Context: SQ engine. */
 static void shca_comp_ack(struct shca_qp *qp, const struct shca_wire_pkt *pkt)
 {
-	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
 	u32 psn = pkt->hdr.psn;
 	u8 syn = pkt->hdr.syndrome;
 
@@ -233,12 +231,12 @@ static void shca_comp_ack(struct shca_qp *qp, const struct shca_wire_pkt *pkt)
 		}
 		break;
 	case SHCA_RC_AETH_RNR:
-		shca_stat_inc(sdev, SHCA_STAT_RC_RNR_NAKS_RCVD);
+		shca_qp_stat_inc(qp, SHCA_STAT_RC_RNR_NAKS_RCVD);
 		if (shca_comp_ack_before(qp, psn))
 			shca_req_rnr_wait(qp, psn, syn & 0x1f);
 		break;
 	case SHCA_RC_AETH_NAK_SEQ:
-		shca_stat_inc(sdev, SHCA_STAT_RC_SEQ_NAKS_RCVD);
+		shca_qp_stat_inc(qp, SHCA_STAT_RC_SEQ_NAKS_RCVD);
 		/*
 		 * A responder that RNR NAKed @psn may NAK the packets that
 		 * were behind it as out of sequence: the RNR timer resends

@@ -92,7 +92,7 @@
 
 static void shca_resp_stat(struct shca_qp *qp, enum shca_stat stat)
 {
-	shca_stat_inc(shca_resp_sdev(qp), stat);
+	shca_qp_stat_inc(qp, stat);
 }
 
 static bool shca_resp_is_rc(struct shca_qp *qp)
@@ -417,7 +417,7 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 	h->pkey = SHCA_PKEY_DEFAULT;
 	h->dqpn = READ_ONCE(qp->attr.dest_qp_num) & SHCA_WIRE_24BIT;
 	if (shca_qp_path(qp, &path)) {
-		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		shca_qp_stat_inc(qp, SHCA_STAT_TX_ERR);
 		return 0;
 	}
 	path.direct = direct;	/* responses take the way their requests came */
@@ -426,7 +426,7 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 	skb = shca_skb_alloc(sdev, &path, hlen + len + pad + SHCA_ICRC_BYTES);
 	if (!skb) {
 		dst_release(path.dst);
-		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		shca_qp_stat_inc(qp, SHCA_STAT_TX_ERR);
 		return 0;
 	}
 	ret = shca_wire_pack(skb->data, hlen, h);
@@ -439,9 +439,9 @@ static int shca_resp_xmit(struct shca_qp *qp, struct shca_wire_hdr *h,
 	}
 	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
 	if (shca_skb_xmit(sdev, &path, skb))
-		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		shca_qp_stat_inc(qp, SHCA_STAT_TX_ERR);
 	else
-		shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
+		shca_qp_stat_inc(qp, SHCA_STAT_TX_PACKETS);
 	return 0;
 }
 

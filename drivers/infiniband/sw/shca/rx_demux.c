@@ -161,7 +161,7 @@ bool shca_rx_verify(struct shca_qp *qp, struct sk_buff *skb)
 
 	if (stat < 0)
 		return true;
-	shca_stat_inc(to_sdev(qp->ibqp.device), stat);
+	shca_qp_stat_inc(qp, stat);
 	return false;
 }
 

@@ -114,7 +114,6 @@ static void shca_rx_fill_cqe(struct sk_buff *skb, struct shca_cqe *cqe)
 
 static bool shca_rx_accept(struct shca_qp *qp, struct sk_buff *skb)
 {
-	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	u32 qkey = qp->ibqp.qp_type == IB_QPT_GSI ? IB_QP1_QKEY :
 						     READ_ONCE(qp->attr.qkey);
@@ -122,11 +121,11 @@ static bool shca_rx_accept(struct shca_qp *qp, struct sk_buff *skb)
 	if (READ_ONCE(qp->dying) || (state != IB_QPS_RTR &&
 				     state != IB_QPS_RTS) ||
 	    (qp->ibqp.qp_type != IB_QPT_UD && qp->ibqp.qp_type != IB_QPT_GSI)) {
-		shca_stat_inc(sdev, SHCA_STAT_RX_DROPPED);
+		shca_qp_stat_inc(qp, SHCA_STAT_RX_DROPPED);
 		return false;
 	}
 	if (shca_rx_cb(skb)->qkey != qkey) {
-		shca_stat_inc(sdev, SHCA_STAT_RX_BAD_QKEY);
+		shca_qp_stat_inc(qp, SHCA_STAT_RX_BAD_QKEY);
 		return false;
 	}
 	return true;
@@ -135,7 +134,6 @@ static bool shca_rx_accept(struct shca_qp *qp, struct sk_buff *skb)
 /* Deliver one packet to the RQ.  Context: RQ engine. */
 static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 {
-	struct shca_dev *sdev = to_sdev(qp->ibqp.device);
 	struct shca_cqe cqe = {};
 	struct shca_rwqe w;
 	int err;
@@ -144,8 +142,8 @@ static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	err = shca_rq_pop(qp, &w);
 	if (err && err != -EBADMSG) {
-		shca_stat_inc(sdev, err == -ENOENT ? SHCA_STAT_RX_NO_RECV_WQE :
-						     SHCA_STAT_RX_DROPPED);
+		shca_qp_stat_inc(qp, err == -ENOENT ?
+				 SHCA_STAT_RX_NO_RECV_WQE : SHCA_STAT_RX_DROPPED);
 		if (err == -EIO)
 			shca_rq_broken(qp);
 		return;
@@ -155,7 +153,7 @@ static void shca_rx_one(struct shca_qp *qp, struct sk_buff *skb)
 			   shca_rx_scatter(qp, &w, skb, &cqe);
 	if (cqe.status == IB_WC_SUCCESS)
 		shca_rx_fill_cqe(skb, &cqe);
-	shca_stat_inc(sdev, SHCA_STAT_RX_PACKETS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RX_PACKETS);
 	shca_rq_complete(qp, &cqe, shca_rx_cb(skb)->se);
 	if (cqe.status != IB_WC_SUCCESS && cqe.status != IB_WC_LOC_LEN_ERR)
 		shca_qp_set_error(qp);
@@ -333,7 +331,7 @@ void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb)
 		shca_qp_queue(qp, &qp->rq_work);
 		return;
 	}
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_RX_INLINE_PACKETS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RX_INLINE_PACKETS);
 	shca_rq_one(qp, skb);
 	shca_rq_end(qp, false);
 	mutex_unlock(&qp->rq_engine);

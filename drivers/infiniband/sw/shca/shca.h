@@ -148,6 +148,20 @@ enum shca_stat {
 
 struct shca_flow_dev;
 
+/*
+ * A QP counter of ib_core's binding (`rdma statistic qp`): while a QP is
+ * bound to it, that QP's events count here instead of in the port's
+ * shca_dev.stats, as a hardware counter set takes them from the default
+ * one; ib_core shows the port as its default set plus every counter.
+ * Indexed like shca_dev.stats.  Found by rdma_counter.id in
+ * shca_dev.counters; freed after an RCU grace period (the hot paths
+ * count under rcu_read_lock()).
+ */
+struct shca_counter {
+	struct rcu_head rcu;
+	atomic64_t v[SHCA_NUM_STATS];
+};
+
 struct shca_dev {
 	struct ib_device ibdev;		/* must be first (ib_alloc_device) */
 	struct device *dma_dev;		/* driver-owned, coherent memory */
@@ -180,6 +194,7 @@ struct shca_dev {
 	u32 next_cqn;
 	atomic_t mr_key_gen;
 	atomic64_t stats[SHCA_NUM_STATS];
+	struct xarray counters;		/* rdma_counter.id -> shca_counter */
 	struct mutex mcg_mutex;		/* multicast attach/detach */
 	struct list_head mcgs;		/* RCU list of struct shca_mcg */
 	u32 num_mcg;			/* mcg_mutex */
@@ -430,6 +445,8 @@ struct shca_qp {
 	atomic_t wire_req_in;
 	atomic_t wire_resp_out;
 	atomic_t wire_resp_in;
+	/* the bound QP counter (device.c), or NULL: the port counts */
+	struct shca_counter __rcu *qcnt;
 	/* RC/UC requester: SQ engine only, but its req.iop_lock queue */
 	struct shca_req req;
 	struct shca_resp resp;		/* RC/UC responder, RQ engine only */
@@ -610,6 +627,31 @@ static inline void shca_stat_add(struct shca_dev *sdev, enum shca_stat stat,
 	atomic64_add(n, &sdev->stats[stat]);
 }
 
+/*
+ * shca_qp_stat_add - count @n events of @qp: in the QP counter it is
+ * bound to, else in the port's counters.
+ *
+ * Context: any.
+ */
+static inline void shca_qp_stat_add(struct shca_qp *qp, enum shca_stat stat,
+				    u32 n)
+{
+	struct shca_counter *c;
+
+	rcu_read_lock();
+	c = rcu_dereference(qp->qcnt);
+	if (c)
+		atomic64_add(n, &c->v[stat]);
+	else
+		atomic64_add(n, &to_sdev(qp->ibqp.device)->stats[stat]);
+	rcu_read_unlock();
+}
+
+static inline void shca_qp_stat_inc(struct shca_qp *qp, enum shca_stat stat)
+{
+	shca_qp_stat_add(qp, stat, 1);
+}
+
 /* udata.c */
 int shca_udata_get_req(struct ib_device *ibdev, struct ib_udata *udata,
 		       void *req, size_t size, size_t required);
@@ -635,6 +677,11 @@ struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
 					       u32 port);
 int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		      u32 port, int index);
+struct rdma_hw_stats *shca_counter_alloc_stats(struct rdma_counter *counter);
+int shca_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int shca_counter_unbind_qp(struct ib_qp *ibqp);
+int shca_counter_update_stats(struct rdma_counter *counter);
+int shca_counter_dealloc(struct rdma_counter *counter);
 enum ib_mtu shca_active_mtu(struct shca_dev *sdev);
 enum ib_port_state shca_port_state(struct shca_dev *sdev);
 

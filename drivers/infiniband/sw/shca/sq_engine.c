@@ -70,7 +70,7 @@ static bool shca_linger_arm(struct shca_qp *qp, u64 ns)
 		clear_bit(SHCA_QP_SQ_TIMED, &qp->sq_timed);
 		return false;
 	}
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_SQ_TIMED_LINGERS);
+	shca_qp_stat_inc(qp, SHCA_STAT_SQ_TIMED_LINGERS);
 	kref_get(&qp->ref);
 	hrtimer_start(&qp->sq_linger_timer, ns_to_ktime(ns),
 		      HRTIMER_MODE_REL_SOFT);
@@ -224,7 +224,7 @@ void shca_sq_work(struct work_struct *work)
  */
 void shca_sq_doorbell(struct shca_qp *qp)
 {
-	shca_stat_inc(to_sdev(qp->ibqp.device), SHCA_STAT_SQ_DOORBELLS);
+	shca_qp_stat_inc(qp, SHCA_STAT_SQ_DOORBELLS);
 	if (!mutex_trylock(&qp->sq_engine)) {
 		shca_qp_queue(qp, &qp->sq_work);
 		return;

@@ -170,13 +170,13 @@ static enum ib_wc_status shca_ud_send(struct shca_qp *qp,
 		return IB_WC_LOC_QP_OP_ERR;
 	if (shca_ud_path(qp, &dest, w->hdr.ud.remote_qpn, &path)) {
 		/* no route: the datagram is lost, like on a wire */
-		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		shca_qp_stat_inc(qp, SHCA_STAT_TX_ERR);
 		return IB_WC_SUCCESS;
 	}
 	path.direct = shca_direct_usable(sdev, &path, false, &qp->direct_memo);
 	path.rx_inline = true;	/* an SQ engine run, see direct.c, net.c */
-	shca_stat_inc(sdev, path.direct ? SHCA_STAT_TX_DIRECT_MSGS :
-					  SHCA_STAT_TX_WIRE_MSGS);
+	shca_qp_stat_inc(qp, path.direct ? SHCA_STAT_TX_DIRECT_MSGS :
+					     SHCA_STAT_TX_WIRE_MSGS);
 	hlen = shca_opcode_info(SHCA_TR_UD | (w->hdr.opcode ==
 			SHCA_OP_SEND_WITH_IMM ?
 			SHCA_OPC_SEND_ONLY_WITH_IMMEDIATE :
@@ -196,9 +196,9 @@ static enum ib_wc_status shca_ud_send(struct shca_qp *qp,
 	}
 	memset(skb->data + hlen + len, 0, pad + SHCA_ICRC_BYTES);
 	if (shca_skb_xmit(sdev, &path, skb))
-		shca_stat_inc(sdev, SHCA_STAT_TX_ERR);
+		shca_qp_stat_inc(qp, SHCA_STAT_TX_ERR);
 	else
-		shca_stat_inc(sdev, SHCA_STAT_TX_PACKETS);
+		shca_qp_stat_inc(qp, SHCA_STAT_TX_PACKETS);
 	return IB_WC_SUCCESS;
 }
 
