@@ -111,27 +111,30 @@ static int ring_map_chunks(uint8_t *base, const struct shca_ring_info *info,
 }
 
 /*
- * Where the next ring may go without a reservation: the lowest address of
- * the last ring mapped, so the next is placed right under it.  The usual
- * top-down layout of mmap(2) leaves the space under the lowest mapping
- * free, where the kernel itself would put the next one; anything already
- * there makes MAP_FIXED_NOREPLACE fail, and the ring then goes over a
- * reservation as before.  After SHCA_RING_FAST_MISSES misses in a row (a
+ * Where the next ring may go without a reservation: right under the last
+ * ring mapped (its base).  With the usual top-down layout, mmap(2) puts a
+ * new mapping at the top of the highest free gap that holds it, so the
+ * space under it is mostly free (and where the kernel would put the next
+ * one); anything already there makes MAP_FIXED_NOREPLACE fail, and the
+ * ring then goes over a reservation as before.  After
+ * SHCA_RING_FAST_MISSES rings in a row went over a reservation (a
  * bottom-up layout, a kernel before 4.17 that takes the flag for a hint)
- * it is not tried again.  Threads race on these benignly: a lost update
- * costs a miss at most.
+ * it is not tried again.  The process's threads race on these benignly:
+ * a lost update costs a miss at most.
  */
 static uintptr_t ring_next_top;
 static unsigned int ring_fast_misses;
 
 enum { SHCA_RING_FAST_MISSES = 8 };
 
+/* A ring is mapped at @base; @hit: by ring_map_fast(). */
 static void ring_fast_done(uint8_t *base, bool hit)
 {
 	__atomic_store_n(&ring_next_top, (uintptr_t)base, __ATOMIC_RELAXED);
 	if (hit)
 		__atomic_store_n(&ring_fast_misses, 0, __ATOMIC_RELAXED);
-	else
+	else if (__atomic_load_n(&ring_fast_misses, __ATOMIC_RELAXED) <
+		 SHCA_RING_FAST_MISSES)
 		__atomic_fetch_add(&ring_fast_misses, 1, __ATOMIC_RELAXED);
 }
 

@@ -613,9 +613,9 @@ static int shca_qp_transition(struct shca_dev *sdev, struct shca_qp *qp,
 /*
  * The route cache of a connected QP is set up by its first move to RTR,
  * not at creation: a QP routes packets from RTR on (shca_qp_path()), and
- * the per-CPU allocation is a good part of creating one.  It is set up
- * before the modify commits anything and before the state changes, and
- * stays until the QP is destroyed.  An empty dst_cache is a valid one:
+ * QPs that never get there need not pay the per-CPU allocation.  It is
+ * set up before the modify commits anything and before the state
+ * changes, and stays until the QP is destroyed.  An empty dst_cache is a valid one:
  * lookups miss, stores and resets do nothing.
  * Context: modify_qp, qp->state_lock held, may sleep.
  * Return: 0, or -ENOMEM.
