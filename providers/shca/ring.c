@@ -110,6 +110,105 @@ static int ring_map_chunks(uint8_t *base, const struct shca_ring_info *info,
 	return 0;
 }
 
+/*
+ * Where the next ring may go without a reservation: right under the last
+ * ring mapped (its base).  With the usual top-down layout, mmap(2) puts a
+ * new mapping at the top of the highest free gap that holds it, so the
+ * space under it is mostly free (and where the kernel would put the next
+ * one); anything already there makes MAP_FIXED_NOREPLACE fail, and the
+ * ring then goes over a reservation as before.  After
+ * SHCA_RING_FAST_MISSES rings in a row went over a reservation (a
+ * bottom-up layout, a kernel before 4.17 that takes the flag for a hint)
+ * it is not tried again.  The process's threads race on these benignly:
+ * a lost update costs a miss at most.
+ */
+static uintptr_t ring_next_top;
+static unsigned int ring_fast_misses;
+
+enum { SHCA_RING_FAST_MISSES = 8 };
+
+/* A ring is mapped at @base; @hit: by ring_map_fast(). */
+static void ring_fast_done(uint8_t *base, bool hit)
+{
+	__atomic_store_n(&ring_next_top, (uintptr_t)base, __ATOMIC_RELAXED);
+	if (hit)
+		__atomic_store_n(&ring_fast_misses, 0, __ATOMIC_RELAXED);
+	else if (__atomic_load_n(&ring_fast_misses, __ATOMIC_RELAXED) <
+		 SHCA_RING_FAST_MISSES)
+		__atomic_fetch_add(&ring_fast_misses, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * One mmap(2) per chunk and no reservation: the chunks at their fixed
+ * places under ring_next_top, the last first, none over a mapping
+ * already there.  Whatever was mapped is unmapped on a miss.
+ * Return: the base of the ring's range, all of it mapped, or NULL.
+ */
+static uint8_t *ring_map_fast(const struct shca_ring_info *info,
+			      uint64_t len, int cmd_fd)
+{
+#ifdef MAP_FIXED_NOREPLACE
+	uintptr_t top = __atomic_load_n(&ring_next_top, __ATOMIC_RELAXED);
+	uint64_t chunk = 1ULL << info->chunk_shift;
+	uint64_t off, clen;
+	uint8_t *base;
+	void *p;
+
+	if (!top || top < len ||
+	    __atomic_load_n(&ring_fast_misses, __ATOMIC_RELAXED) >=
+	    SHCA_RING_FAST_MISSES)
+		return NULL;
+	base = (uint8_t *)(top - len);
+	off = (info->mmap_len - 1) & ~(chunk - 1);
+	for (;;) {
+		clen = info->mmap_len - off < chunk ? info->mmap_len - off : chunk;
+		p = mmap(base + off, clen, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, cmd_fd,
+			 (off_t)(info->mmap_key + off));
+		if (p != base + off)
+			break;
+		if (!off)
+			return base;
+		off -= chunk;
+	}
+	if (p != MAP_FAILED)
+		munmap(p, clen);
+	if (off + clen < len)
+		munmap(base + off + clen, len - off - clen);
+	return NULL;
+#else
+	(void)info;
+	(void)len;
+	(void)cmd_fd;
+	return NULL;
+#endif
+}
+
+/*
+ * Reserve the whole range, then map each chunk over it (MAP_FIXED): one
+ * more mmap(2) than ring_map_fast(), but it needs no free space at a
+ * given place.
+ */
+static int ring_map_reserved(uint8_t **basep,
+			     const struct shca_ring_info *info,
+			     uint64_t len, int cmd_fd)
+{
+	void *base;
+	int ret;
+
+	base = mmap(NULL, len, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED)
+		return errno;
+	ret = ring_map_chunks(base, info, cmd_fd);
+	if (ret) {
+		munmap(base, len);
+		return ret;
+	}
+	*basep = base;
+	return 0;
+}
+
 /**
  * shca_ring_map - validate and map a ring described by the kernel
  * @ring: filled in on success, left unmapped on failure
@@ -117,8 +216,9 @@ static int ring_map_chunks(uint8_t *base, const struct shca_ring_info *info,
  * @min_entry: smallest acceptable entry stride in bytes
  * @cmd_fd: the uverbs file the ring is mapped from
  *
- * The whole virtual range is reserved first so the chunks, each mapped
- * with its own mmap(2), end up contiguous.
+ * Each chunk is mapped with its own mmap(2), into one contiguous range:
+ * under the last ring mapped (ring_map_fast()) if the space is free, else
+ * over a reservation of the whole range.
  *
  * Return: 0 or a positive errno.
  */
@@ -126,8 +226,8 @@ int shca_ring_map(struct shca_ring *ring, const struct shca_ring_info *info,
 		  size_t min_entry, int cmd_fd)
 {
 	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *base;
 	size_t len;
-	void *base;
 	int ret;
 
 	ring->map = NULL;
@@ -136,15 +236,14 @@ int shca_ring_map(struct shca_ring *ring, const struct shca_ring_info *info,
 		return ret;
 
 	len = (info->mmap_len + page - 1) & ~((uint64_t)page - 1);
-	base = mmap(NULL, len, PROT_NONE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (base == MAP_FAILED)
-		return errno;
-
-	ret = ring_map_chunks(base, info, cmd_fd);
-	if (ret) {
-		munmap(base, len);
-		return ret;
+	base = ring_map_fast(info, len, cmd_fd);
+	if (base) {
+		ring_fast_done(base, true);
+	} else {
+		ret = ring_map_reserved(&base, info, len, cmd_fd);
+		if (ret)
+			return ret;
+		ring_fast_done(base, false);
 	}
 
 	ring->map = base;

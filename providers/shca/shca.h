@@ -75,8 +75,8 @@ struct shca_pd {
  * shca_ring_map() before it lands here.
  */
 struct shca_ring {
-	void *map;		/* whole reserved range, NULL if unmapped */
-	size_t map_len;		/* length of the reserved range */
+	void *map;		/* the whole range mapped, NULL if unmapped */
+	size_t map_len;		/* its length, page aligned */
 	struct shca_ring_ctl *ctl;
 	uint8_t *entries;
 	uint32_t mask;		/* entries - 1 */

@@ -410,8 +410,8 @@ struct shca_alloc_pd_resp {
  * bytes each (the last one may be shorter; mmap_len is the total).  Chunk i
  * is mapped with its own mmap(2) call at file offset
  * mmap_key + (i << chunk_shift), for min(1 << chunk_shift, remaining)
- * bytes, at byte (i << chunk_shift) of one contiguous virtual range that
- * the provider reserves first.  No entry straddles a chunk boundary.
+ * bytes, at byte (i << chunk_shift) of one contiguous virtual range of the
+ * process.  No entry straddles a chunk boundary.
  */
 struct shca_ring_info {
 	__aligned_u64 mmap_key;		/* offset of chunk 0 for mmap(2) */

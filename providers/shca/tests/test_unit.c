@@ -170,8 +170,8 @@ static void test_ring_map(void)
 	struct shca_ring_info info = good_info(page);
 	size_t flen = info.mmap_key + info.mmap_len;
 	struct shca_ring ring;
+	uint8_t *buf, *guard;
 	uint32_t word;
-	uint8_t *buf;
 	int fd, pfd[2];
 	size_t i;
 
@@ -190,8 +190,27 @@ static void test_ring_map(void)
 	ring.ctl->cons = 0x11223344;
 	CHECK(pread(fd, &word, 4, (off_t)(info.mmap_key + 64)) == 4 &&
 	      word == 0x11223344);
+	memcpy(buf + info.mmap_key + 64, &word, 4);
 	shca_ring_unmap(&ring);
 	CHECK(ring.map == NULL);
+
+	/*
+	 * The next ring goes right under the last one mapped; with the
+	 * page there taken it goes over a reservation instead.  Either way
+	 * it is mapped whole.
+	 */
+	CHECK(shca_ring_map(&ring, &info, 64, fd) == 0);
+	guard = (uint8_t *)ring.map - page;
+	shca_ring_unmap(&ring);
+	CHECK(mmap(guard, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS |
+		   MAP_FIXED, -1, 0) == guard);
+	CHECK(shca_ring_map(&ring, &info, 64, fd) == 0);
+	CHECK(memcmp(ring.map, buf + info.mmap_key, info.mmap_len) == 0);
+	shca_ring_unmap(&ring);
+	CHECK(munmap(guard, page) == 0);
+	CHECK(shca_ring_map(&ring, &info, 64, fd) == 0);
+	CHECK(memcmp(ring.map, buf + info.mmap_key, info.mmap_len) == 0);
+	shca_ring_unmap(&ring);
 
 	/* a chunk mmap that fails leaves nothing mapped */
 	CHECK(pipe(pfd) == 0);

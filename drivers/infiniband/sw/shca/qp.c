@@ -331,28 +331,23 @@ void shca_qp_init(struct shca_dev *sdev, struct shca_qp *qp,
 		qp->attr.qkey = IB_QP1_QKEY;
 }
 
-/* The RC/UC engines' private state.  Context: process, may sleep. */
+/*
+ * The RC/UC engines' private state.  The route cache (qp->dst_cache) is
+ * left empty here: shca_qp_prepare_route() sets it up.
+ * Context: process, may sleep.
+ */
 static int shca_qp_init_rc(struct shca_qp *qp)
 {
 	int err;
 
 	if (!shca_qp_is_conn(qp->ibqp.qp_type))
 		return 0;
-	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
-	if (err)
-		return err;
 	err = shca_req_init(qp);
 	if (err)
-		goto err_cache;
+		return err;
 	err = shca_resp_init(qp);
 	if (err)
-		goto err_req;
-	return 0;
-
-err_req:
-	shca_req_fini(qp);
-err_cache:
-	dst_cache_destroy(&qp->dst_cache);
+		shca_req_fini(qp);
 	return err;
 }
 
@@ -362,7 +357,7 @@ static void shca_qp_fini_rc(struct shca_qp *qp)
 		return;
 	shca_resp_fini(qp);
 	shca_req_fini(qp);
-	dst_cache_destroy(&qp->dst_cache);
+	dst_cache_destroy(&qp->dst_cache);	/* empty if never set up */
 }
 
 int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -615,6 +610,26 @@ static int shca_qp_transition(struct shca_dev *sdev, struct shca_qp *qp,
 	return shca_qp_check_attr(sdev, attr, mask);
 }
 
+/*
+ * The route cache of a connected QP is set up by its first move to RTR,
+ * not at creation: a QP routes packets from RTR on (shca_qp_path()), and
+ * QPs that never get there need not pay the per-CPU allocation.  It is
+ * set up before the modify commits anything and before the state
+ * changes, and stays until the QP is destroyed.  An empty dst_cache is a valid one:
+ * lookups miss, stores and resets do nothing.
+ * Context: modify_qp, qp->state_lock held, may sleep.
+ * Return: 0, or -ENOMEM.
+ */
+static int shca_qp_prepare_route(struct shca_qp *qp,
+				 const struct ib_qp_attr *attr, int mask)
+{
+	lockdep_assert_held(&qp->state_lock);
+	if (!(mask & IB_QP_STATE) || attr->qp_state != IB_QPS_RTR ||
+	    qp->dst_cache.cache)
+		return 0;
+	return dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+}
+
 /* Context: process, may sleep. */
 int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
@@ -635,6 +650,8 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	mutex_lock(&qp->state_lock);
 	err = shca_qp_transition(sdev, qp, attr, mask);
+	if (!err && shca_qp_is_conn(ibqp->qp_type))
+		err = shca_qp_prepare_route(qp, attr, mask);
 	if (!err && shca_qp_is_conn(ibqp->qp_type))
 		err = shca_resp_prepare(qp, attr, mask);
 	if (!err) {

@@ -451,7 +451,7 @@ struct shca_qp {
 	struct shca_req req;
 	struct shca_resp resp;		/* RC/UC responder, RQ engine only */
 	struct shca_rss *rss;		/* RSS QPs only (rwq.c) */
-	/* RC/UC/XRC: the route of qp->av (per CPU, BHs off) */
+	/* RC/UC/XRC: the route of qp->av (per CPU, BHs off; empty before RTR) */
 	struct dst_cache dst_cache;
 	/*
 	 * RC/UC/XRC: the primary path, written by modify_qp (under
