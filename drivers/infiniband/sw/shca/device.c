@@ -187,22 +187,32 @@ const char *shca_stat_name(int stat)
 	return shca_stat_descs[stat].name;
 }
 
-struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
-					       u32 port)
+/* The port's counters and each QP counter: one layout, one index each. */
+static struct rdma_hw_stats *shca_alloc_stats(void)
 {
 	BUILD_BUG_ON(ARRAY_SIZE(shca_stat_descs) != SHCA_NUM_STATS);
 	return rdma_alloc_hw_stats_struct(shca_stat_descs, SHCA_NUM_STATS,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
-int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		      u32 port, int index)
+static void shca_read_stats(struct rdma_hw_stats *stats, const atomic64_t *v)
 {
-	struct shca_dev *sdev = to_sdev(ibdev);
 	int i;
 
 	for (i = 0; i < SHCA_NUM_STATS; i++)
-		stats->value[i] = atomic64_read(&sdev->stats[i]);
+		stats->value[i] = atomic64_read(&v[i]);
+}
+
+struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port)
+{
+	return shca_alloc_stats();
+}
+
+int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index)
+{
+	shca_read_stats(stats, to_sdev(ibdev)->stats);
 	return SHCA_NUM_STATS;
 }
 
@@ -216,8 +226,7 @@ int shca_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
  */
 struct rdma_hw_stats *shca_counter_alloc_stats(struct rdma_counter *counter)
 {
-	return rdma_alloc_hw_stats_struct(shca_stat_descs, SHCA_NUM_STATS,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+	return shca_alloc_stats();
 }
 
 /*
@@ -275,14 +284,11 @@ int shca_counter_update_stats(struct rdma_counter *counter)
 {
 	struct shca_dev *sdev = to_sdev(counter->device);
 	struct shca_counter *c;
-	int i;
 
 	lockdep_assert_held(&counter->lock);
-	c = counter->id ? xa_load(&sdev->counters, counter->id) : NULL;
-	if (!c)
-		return 0;
-	for (i = 0; i < SHCA_NUM_STATS; i++)
-		counter->stats->value[i] = atomic64_read(&c->v[i]);
+	c = xa_load(&sdev->counters, counter->id);	/* none before a bind */
+	if (c)
+		shca_read_stats(counter->stats, c->v);
 	return 0;
 }
 

@@ -615,8 +615,8 @@ static int shca_qp_transition(struct shca_dev *sdev, struct shca_qp *qp,
  * not at creation: a QP routes packets from RTR on (shca_qp_path()), and
  * QPs that never get there need not pay the per-CPU allocation.  It is
  * set up before the modify commits anything and before the state
- * changes, and stays until the QP is destroyed.  An empty dst_cache is a valid one:
- * lookups miss, stores and resets do nothing.
+ * changes, and stays until the QP is destroyed.  An empty dst_cache is
+ * a valid one: lookups miss, stores and resets do nothing.
  * Context: modify_qp, qp->state_lock held, may sleep.
  * Return: 0, or -ENOMEM.
  */
@@ -650,10 +650,11 @@ int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 	mutex_lock(&qp->state_lock);
 	err = shca_qp_transition(sdev, qp, attr, mask);
-	if (!err && shca_qp_is_conn(ibqp->qp_type))
+	if (!err && shca_qp_is_conn(ibqp->qp_type)) {
 		err = shca_qp_prepare_route(qp, attr, mask);
-	if (!err && shca_qp_is_conn(ibqp->qp_type))
-		err = shca_resp_prepare(qp, attr, mask);
+		if (!err)
+			err = shca_resp_prepare(qp, attr, mask);
+	}
 	if (!err) {
 		shca_qp_store_attr(qp, attr, mask);
 		if (mask & IB_QP_STATE) {

@@ -90,11 +90,6 @@
  * (rc_req_comp.c).
  */
 
-static void shca_resp_stat(struct shca_qp *qp, enum shca_stat stat)
-{
-	shca_qp_stat_inc(qp, stat);
-}
-
 static bool shca_resp_is_rc(struct shca_qp *qp)
 {
 	return shca_qp_is_reliable(qp->ibqp.qp_type);
@@ -455,7 +450,7 @@ static void shca_resp_send_aeth(struct shca_qp *qp, u8 syndrome, u32 psn)
 		.msn = qp->resp.msn & SHCA_WIRE_24BIT,
 	};
 
-	shca_resp_stat(qp, SHCA_STAT_RC_ACKS_SENT);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_ACKS_SENT);
 	shca_resp_ack_timer_stop(qp);
 	shca_resp_xmit(qp, &h, NULL, 0, 0, qp->resp.direct);
 }
@@ -511,7 +506,7 @@ static void shca_resp_tx_read(struct shca_qp *qp, struct shca_resp_res *res)
 		 * the MR went away or shrank (dereg, rereg, invalidate),
 		 * or the XRC SRQ whose PD it is read under was destroyed
 		 */
-		shca_resp_stat(qp, SHCA_STAT_RC_REM_ACCESS_ERRS);
+		shca_qp_stat_inc(qp, SHCA_STAT_RC_REM_ACCESS_ERRS);
 		shca_resp_send_aeth(qp, SHCA_AETH_NAK_REM_ACC, h.psn);
 		res->tx_idx = res->npkts;
 		shca_qp_set_error(qp);
@@ -603,7 +598,7 @@ static void shca_rc_advance(struct shca_qp *qp, struct shca_resp_pkt *p)
 static void shca_rc_fatal(struct shca_qp *qp, u8 syndrome,
 			  enum shca_stat stat)
 {
-	shca_resp_stat(qp, stat);
+	shca_qp_stat_inc(qp, stat);
 	shca_resp_send_aeth(qp, syndrome, qp->resp.epsn);
 	shca_resp_abort_msg(qp);
 	shca_qp_set_error(qp);
@@ -614,7 +609,7 @@ static void shca_rc_rnr_nak(struct shca_qp *qp)
 {
 	u8 timer;
 
-	shca_resp_stat(qp, SHCA_STAT_RC_RNR_NAKS_SENT);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_RNR_NAKS_SENT);
 	timer = READ_ONCE(qp->attr.min_rnr_timer);
 	shca_resp_send_aeth(qp, shca_resp_rnr_syndrome(timer), qp->resp.epsn);
 }
@@ -649,7 +644,7 @@ static void shca_rc_expected(struct shca_qp *qp, struct shca_resp_pkt *p)
 
 	resp->nak_seq_sent = false;
 	if (!shca_resp_xrc_ok(qp, p)) {
-		shca_resp_stat(qp, SHCA_STAT_RX_XRC_BAD_SRQ);
+		shca_qp_stat_inc(qp, SHCA_STAT_RX_XRC_BAD_SRQ);
 		v = SHCA_RV_NAK_ACC;
 	} else if (shca_resp_seq_ok(resp->msg_kind, p->flags)) {
 		v = shca_resp_dispatch(qp, p);
@@ -779,7 +774,7 @@ static void shca_rc_rewind(struct shca_qp *qp, const struct shca_resp_pkt *p)
 /* A request before ePSN.  Context: RQ engine. */
 static void shca_rc_duplicate(struct shca_qp *qp, struct shca_resp_pkt *p)
 {
-	shca_resp_stat(qp, SHCA_STAT_RC_DUP_REQUESTS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_DUP_REQUESTS);
 	if (p->flags & (SHCA_OPF_READ | SHCA_OPF_ATOMIC))
 		shca_rc_rewind(qp, p);
 	else
@@ -794,7 +789,7 @@ static void shca_rc_future(struct shca_qp *qp)
 	if (resp->nak_seq_sent)
 		return;
 	resp->nak_seq_sent = true;
-	shca_resp_stat(qp, SHCA_STAT_RC_SEQ_NAKS_SENT);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_SEQ_NAKS_SENT);
 	if (shca_resp_tx_busy(resp)) {
 		resp->nak_seq_due = true;
 		return;
@@ -845,7 +840,7 @@ static bool shca_rc_hold(struct shca_qp *qp, struct sk_buff *skb,
 		__skb_queue_head(&resp->held, skb);
 	else
 		__skb_queue_after(&resp->held, pos, skb);
-	shca_resp_stat(qp, SHCA_STAT_RC_HELD_REQUESTS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_HELD_REQUESTS);
 	trace_shca_hold(qp, psn, 0);
 	return true;
 }
@@ -870,7 +865,7 @@ static bool shca_rc_rx(struct shca_qp *qp, struct sk_buff *skb,
 			return true;
 		/* a hold given up: full, or a direct request after the gap */
 		if (!skb_queue_empty(&qp->resp.held))
-			shca_resp_stat(qp, SHCA_STAT_RC_HELD_EXPIRED);
+			shca_qp_stat_inc(qp, SHCA_STAT_RC_HELD_EXPIRED);
 		shca_resp_hold_drop(qp);	/* resent after the NAK */
 		shca_rc_future(qp);
 		break;
@@ -885,7 +880,7 @@ static bool shca_rc_rx(struct shca_qp *qp, struct sk_buff *skb,
 static void shca_uc_drop(struct shca_qp *qp)
 {
 	if (qp->resp.msg_kind)
-		shca_resp_stat(qp, SHCA_STAT_UC_MSGS_DROPPED);
+		shca_qp_stat_inc(qp, SHCA_STAT_UC_MSGS_DROPPED);
 	shca_resp_abort_msg(qp);
 }
 
@@ -901,7 +896,7 @@ static void shca_uc_rx(struct shca_qp *qp, struct shca_resp_pkt *p)
 	if (!shca_resp_seq_ok(resp->msg_kind, p->flags)) {
 		shca_uc_drop(qp);
 		if (!(p->flags & SHCA_OPF_FIRST)) {
-			shca_resp_stat(qp, SHCA_STAT_RX_DROPPED);
+			shca_qp_stat_inc(qp, SHCA_STAT_RX_DROPPED);
 			return;		/* resync on the next FIRST/ONLY */
 		}
 	}
@@ -1016,15 +1011,15 @@ bool shca_resp_rx(struct shca_qp *qp, struct sk_buff *skb)
 
 	lockdep_assert_held(&qp->rq_engine);
 	if (READ_ONCE(qp->dying) || !shca_resp_state_ok(READ_ONCE(qp->state))) {
-		shca_resp_stat(qp, SHCA_STAT_RX_DROPPED);
+		shca_qp_stat_inc(qp, SHCA_STAT_RX_DROPPED);
 		return false;
 	}
 	shca_resp_check_reset(qp);
 	if (shca_resp_parse(qp, skb, &p)) {
-		shca_resp_stat(qp, SHCA_STAT_RX_MALFORMED);
+		shca_qp_stat_inc(qp, SHCA_STAT_RX_MALFORMED);
 		return false;
 	}
-	shca_resp_stat(qp, SHCA_STAT_RX_PACKETS);
+	shca_qp_stat_inc(qp, SHCA_STAT_RX_PACKETS);
 	taken = shca_resp_one(qp, skb, &p);
 	if (!taken && !skb_queue_empty(&qp->resp.held))
 		shca_rc_hold_drain(qp);
@@ -1049,7 +1044,7 @@ static void shca_rc_hold_check(struct shca_qp *qp)
 		shca_resp_hold_timer_arm(qp);
 		return;
 	}
-	shca_resp_stat(qp, SHCA_STAT_RC_HELD_EXPIRED);
+	shca_qp_stat_inc(qp, SHCA_STAT_RC_HELD_EXPIRED);
 	shca_resp_hold_drop(qp);
 	shca_rc_future(qp);
 }
@@ -1122,7 +1117,7 @@ bool shca_resp_batch_end(struct shca_qp *qp)
 		resp->ack_due = false;
 	} else if (resp->ack_due || (resp->unacked && timed)) {
 		if (!resp->ack_due)
-			shca_resp_stat(qp, SHCA_STAT_RC_ACKS_DELAYED);
+			shca_qp_stat_inc(qp, SHCA_STAT_RC_ACKS_DELAYED);
 		shca_resp_ack(qp);
 	} else if (resp->unacked && !resp->direct) {
 		shca_resp_ack_timer_arm(qp);
