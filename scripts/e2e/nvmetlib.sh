@@ -55,9 +55,9 @@ nvme_connect() {
 }
 
 # nvme_ns: print the namespace block device of the fabrics controller,
-# e.g. nvme0n1; false while there is none
-# (the VM has no other NVMe device); with native multipath the per-path
-# nodes (nvme0c0n1) are hidden and have no /dev entry.
+# e.g. nvme0n1 (the VM has no other NVMe device); false while there is
+# none.  With native multipath the per-path nodes (nvme0c0n1) are hidden
+# and have no /dev entry.
 nvme_ns() {
 	local d n
 	for d in /sys/block/nvme*n1; do
