@@ -784,6 +784,13 @@ fi
 
 # --- kill: the peer process killed mid-transfer ---------------------------------------------
 
+# The stream that kill, netdev and veth cut mid-transfer: WRITEs, READs
+# and SENDs of 256 KiB (256 packets each at MTU 1024), four under way,
+# cut after 4 (make check-full: 1 MiB, after 6).  Every message is many
+# packets, so the cut falls inside one whatever the size.
+MIDSTREAM="-o wrs -S 256K -w 4 -T 600" MIDADV=4
+[ "${SHCA_TIER:-check}" = full ] && MIDSTREAM="-o wrs -S 1M -w 4 -T 600" MIDADV=6
+
 # kill_case NAME WHO DIRECT: kill -9 the dxfer server (WHO=server) or client
 # mid-stream with direct=DIRECT; the other side must end cleanly.
 kill_case() {
@@ -792,13 +799,13 @@ kill_case() {
 	set_direct "$3"
 	before=$(reports)
 	next_port
-	if ! st_start k "$NB" "$NA" "$AB" $PORT "-o wrs -S 1M -w 4 -T 600"; then
+	if ! st_start k "$NB" "$NA" "$AB" $PORT "$MIDSTREAM"; then
 		not_ok "$n" "stream did not start: $(tail1 "${ST_SLOG[k]}") | $(tail1 "${ST_CLOG[k]}")"
 		st_reap k
 		set_direct 1
 		return
 	fi
-	advance k 6
+	advance k $MIDADV
 	if [ "$who" = server ]; then log=${ST_SLOG[k]}; else log=${ST_CLOG[k]}; fi
 	pid=$(dx_pid "$log")
 	kill -9 "$pid"
@@ -828,8 +835,8 @@ if want netdev && e2e_selected netdev; then
 	n="the peer's device deleted mid-transfer (rdma link delete $DB)"
 	before=$(reports)
 	next_port
-	if st_start d "$NB" "$NA" "$AB" $PORT "-o wrs -S 1M -w 4 -T 600"; then
-		advance d 6
+	if st_start d "$NB" "$NA" "$AB" $PORT "$MIDSTREAM"; then
+		advance d $MIDADV
 		# shellcheck disable=SC2086
 		check "$n: rdma link delete returns" timeout 120 $NB rdma link delete "$DB"
 		st_reap d
@@ -851,8 +858,8 @@ if want netdev && e2e_selected netdev; then
 	n="the veth pair deleted mid-transfer"
 	before=$(reports)
 	next_port
-	if st_start v "$NB" "$NA" "$AB" $PORT "-o wrs -S 1M -w 4 -T 600"; then
-		advance v 6
+	if st_start v "$NB" "$NA" "$AB" $PORT "$MIDSTREAM"; then
+		advance v $MIDADV
 		# shellcheck disable=SC2086
 		check "$n: ip link del veth-b returns" timeout 120 $NB ip link del veth-b
 		st_reap v

@@ -155,6 +155,15 @@ if [ -w "$KMEMLEAK" ] && echo scan=off >"$KMEMLEAK" 2>/dev/null; then
 	echo "# kmemleak: periodic scans off (vm-run scans after the steps)"
 fi
 
+# ib_core and the modules above it stay loaded for the whole boot:
+# rdma_ucm holds ib_uverbs, rdma_cm, ib_cm, iw_cm and ib_core, so a
+# suite's `modprobe -r shca` unloads shca alone, and the next suite's
+# setup loads shca alone.  Loading the five again took most of each
+# suite's setup on the test kernel (KASAN, lockdep and kmemleak at every
+# relocation and allocation); and a kmemleak report names their functions
+# only while they are loaded.
+modprobe -a rdma_ucm 2>/dev/null || echo "# rdma_ucm not loaded: each suite loads ib_core anew"
+
 rc=0
 failed=
 out=$TMPDIR/e2e-step.out

@@ -110,7 +110,7 @@ dx_case() {
 # --- NVMe-oF: the target on b, the initiator on a -------------------------------
 NQN=nqn.2026-11.org.shca:twohost
 nv_target_up() {
-	nvmet_export "$NQN" "$ME4" 32
+	nvmet_export "$NQN" "$ME4" 8
 }
 nv_target_down() {
 	local rc=0
@@ -118,7 +118,7 @@ nv_target_down() {
 	modprobe -r nvmet-rdma nvmet brd 2>/dev/null
 	return $rc
 }
-# nv_initiator FIOLOG: connect to b's target, fio writes 16 MiB of 4 KiB
+# nv_initiator FIOLOG: connect to b's target, fio writes 4 MiB of 4 KiB
 # random blocks with a CRC32C in each and reads every one back
 # (--verify), disconnect.
 nv_initiator() {
@@ -127,7 +127,7 @@ nv_initiator() {
 	wait_for 120 nvme_ns || { echo "no namespace"; return 1; }
 	ns=$(nvme_ns)
 	wait_for 60 test -b "/dev/$ns"
-	fio --name=twohost --filename="/dev/$ns" --rw=randwrite --bs=4k --size=16M \
+	fio --name=twohost --filename="/dev/$ns" --rw=randwrite --bs=4k --size=4M \
 		--direct=1 --ioengine=libaio --iodepth=8 --verify=crc32c --do_verify=1 \
 		--verify_fatal=1 --output-format=terse --terse-version=3 >"$1" 2>&1
 	rc=$?
@@ -136,7 +136,7 @@ nv_initiator() {
 	modprobe -r nvme-rdma
 	return $rc
 }
-# nvme_case: b exports a 32 MiB RAM disk over NVMe-oF (nvmet-rdma) on its
+# nvme_case: b exports an 8 MiB RAM disk over NVMe-oF (nvmet-rdma) on its
 # device, a connects (nvme-rdma) and fio verifies what it wrote.
 nvme_case() {
 	local name="NVMe-oF: a RAM disk on b, fio --verify=crc32c from a" n log

@@ -274,19 +274,55 @@ def memoize_net_lookups():
         setattr(cls, name, staticmethod(functools.lru_cache(maxsize=None)(fn)))
 
 
-def enter_tests(prefix, dev, lean=False):
-    """Stage rdma-core's tests in a new scratch directory (returned), make
-    them importable, work from there, hand --dev to their argument parser
-    and memoize their network lookups.  lean: the package's __init__.py
-    imports only the argument parser (rdma-core's imports, and compiles,
-    every test module, mlx5's and their providers' too: seconds of a debug
-    kernel's TCG time), for callers that import what they use."""
-    scratch = tempfile.mkdtemp(prefix=prefix)
-    pkg = stage_tests(scratch)
+def staged_tests(lean):
+    """The directory holding rdma-core's tests staged as a package
+    ('tests'; lean: see enter_tests), staged by the first program of a
+    boot and user that asks, then shared: the modules it compiles stay in
+    its __pycache__ for the next (each program staged and compiled them
+    anew before: seconds of a debug kernel's TCG time apiece).  Staged
+    elsewhere and renamed into place, so a program never imports from a
+    half-written one; a directory another user owns is not used."""
+    kind = 'lean' if lean else 'whole'
+    root = os.path.join(tempfile.gettempdir(),
+                        f'shca-rdma-tests-{kind}-{os.getuid()}')
+    try:
+        if os.lstat(root).st_uid == os.getuid():
+            return root
+        return None
+    except FileNotFoundError:
+        pass
+    tmp = tempfile.mkdtemp(prefix=os.path.basename(root) + '.',
+                           dir=os.path.dirname(root))
+    pkg = stage_tests(tmp)
     if lean:
         with open(os.path.join(pkg, '__init__.py'), 'w') as f:
             f.write('from args_parser import parser  # noqa: F401\n')
-    sys.path[0:0] = [scratch, pkg]
+    try:
+        os.rename(tmp, root)
+    except OSError:
+        # another program of this boot staged it first
+        shutil.rmtree(tmp, ignore_errors=True)
+        return staged_tests(lean)
+    return root
+
+
+def enter_tests(prefix, dev, lean=False):
+    """Make rdma-core's tests importable (staged_tests, or staged in the
+    scratch directory where that is refused), work from a new scratch
+    directory (returned), hand --dev to their argument parser and memoize
+    their network lookups.  lean: the package's __init__.py imports only
+    the argument parser (rdma-core's imports, and compiles, every test
+    module, mlx5's and their providers' too: seconds of a debug kernel's
+    TCG time), for callers that import what they use."""
+    scratch = tempfile.mkdtemp(prefix=prefix)
+    root = staged_tests(lean)
+    if root is None:
+        root = scratch
+        pkg = stage_tests(scratch)
+        if lean:
+            with open(os.path.join(pkg, '__init__.py'), 'w') as f:
+                f.write('from args_parser import parser  # noqa: F401\n')
+    sys.path[0:0] = [root, os.path.join(root, 'tests')]
     os.chdir(scratch)
     sys.argv = [sys.argv[0], '--dev', dev]
     from args_parser import parser
