@@ -246,10 +246,11 @@ vm_boot() {
 	[ "$flavour" != test ] || [[ " $(plan_of "$kernel") " == *" kunit "* ]] ||
 		append+=" kunit.enable=0"
 	# kmemleak hunts in one boot of the check tier, debug2, whose steps
-	# are where objects are born and die in bulk (the device's lifecycle,
-	# every object type torn down under traffic, processes killed
-	# mid-transfer, the verbs fuzzer's error paths); the other two boot
-	# with kmemleak=off.  Its bookkeeping of every allocation (a stack
+	# are where objects are born and die in bulk: the device's lifecycle,
+	# every object type torn down under traffic (a process killed, its
+	# netdev deleted, rmmod), the verbs fuzzer with every allocation of
+	# every create path failed in turn; the other two boot with
+	# kmemleak=off.  Its bookkeeping of every allocation (a stack
 	# trace each) and its two closing scans were half of a debug boot's
 	# CPU time: the mw step's boot took 172 CPU seconds with it and 88
 	# without (2026-11-30; lockdep's proving, by contrast, 3).  KASAN,
