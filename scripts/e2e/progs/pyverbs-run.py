@@ -274,6 +274,15 @@ def memoize_net_lookups():
         setattr(cls, name, staticmethod(functools.lru_cache(maxsize=None)(fn)))
 
 
+def stage_package(dst, lean):
+    """stage_tests into DST; lean: the package's __init__.py imports only
+    the argument parser (see enter_tests)."""
+    pkg = stage_tests(dst)
+    if lean:
+        with open(os.path.join(pkg, '__init__.py'), 'w') as f:
+            f.write('from args_parser import parser  # noqa: F401\n')
+
+
 def staged_tests(lean):
     """The directory holding rdma-core's tests staged as a package
     ('tests'; lean: see enter_tests), staged by the first program of a
@@ -293,10 +302,7 @@ def staged_tests(lean):
         pass
     tmp = tempfile.mkdtemp(prefix=os.path.basename(root) + '.',
                            dir=os.path.dirname(root))
-    pkg = stage_tests(tmp)
-    if lean:
-        with open(os.path.join(pkg, '__init__.py'), 'w') as f:
-            f.write('from args_parser import parser  # noqa: F401\n')
+    stage_package(tmp, lean)
     try:
         os.rename(tmp, root)
     except OSError:
@@ -318,10 +324,7 @@ def enter_tests(prefix, dev, lean=False):
     root = staged_tests(lean)
     if root is None:
         root = scratch
-        pkg = stage_tests(scratch)
-        if lean:
-            with open(os.path.join(pkg, '__init__.py'), 'w') as f:
-                f.write('from args_parser import parser  # noqa: F401\n')
+        stage_package(scratch, lean)
     sys.path[0:0] = [root, os.path.join(root, 'tests')]
     os.chdir(scratch)
     sys.argv = [sys.argv[0], '--dev', dev]
