@@ -43,8 +43,8 @@ ok "setup shca pair ($DA GID $GA4, $DB GID $GB4)"
 # pingpong LABEL: ibv_rc_pingpong -c between the devices (data compared).
 pingpong() {
 	pair_case "ibv_rc_pingpong -c after $1" tcp:18515 \
-		"$NB" "ibv_rc_pingpong -d $DB -g $GB4 -c -n 100 -s 4096" \
-		"$NA" "ibv_rc_pingpong -d $DA -g $GA4 -c -n 100 -s 4096 $AB" pp_ok
+		"$NB" "ibv_rc_pingpong -d $DB -g $GB4 -c -n 20 -s 4096" \
+		"$NA" "ibv_rc_pingpong -d $DA -g $GA4 -c -n 20 -s 4096 $AB" pp_ok
 }
 
 # verb_ok OUT VERB: VERB's row in verbs_fuzz's table: "CALLS OK FAILED".
