@@ -238,7 +238,8 @@ vm_boot() {
 	# with the clocksource watchdog off, a bad calibration is never
 	# caught.  CI's 6.12 boot of 2026-11-30 with it read a boot time of
 	# 39000 s half an hour in: its clock ran 20 times fast, every
-	# timeout in it expired early, and 40 of its cases failed.  The
+	# timeout in it expired early, and that run failed 53 cases (6.1's
+	# two-host cases with it, whose peer it was).  The
 	# watchdog falls back to the HPET instead (slower reads, right time).
 	# vm_report compares each guest's clock with the host's.
 	# The test kernel runs a module's KUnit suites at every load of it
