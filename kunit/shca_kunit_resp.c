@@ -261,6 +261,18 @@ static void shca_resp_test_hold_before(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_hold_before(0x01000001, 2, 0));
 }
 
+/* A FLUSH's FETH: a known placement type, a known selectivity level. */
+static void shca_resp_test_feth(struct kunit *test)
+{
+	u8 plt, sel;
+
+	for (plt = 0; plt < 16; plt++)
+		for (sel = 0; sel < 4; sel++)
+			KUNIT_EXPECT_EQ_MSG(test, shca_resp_feth_ok(plt, sel),
+					    plt >= 1 && plt <= 3 && sel <= 1,
+					    "plt %u sel %u", plt, sel);
+}
+
 static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_psn_class),
 	KUNIT_CASE(shca_resp_test_hold_ok),
@@ -274,6 +286,7 @@ static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_read),
 	KUNIT_CASE(shca_resp_test_syndromes),
 	KUNIT_CASE(shca_resp_test_rewind),
+	KUNIT_CASE(shca_resp_test_feth),
 	{}
 };
 
