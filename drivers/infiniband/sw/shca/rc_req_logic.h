@@ -9,6 +9,7 @@
 #ifndef SHCA_RC_REQ_LOGIC_H
 #define SHCA_RC_REQ_LOGIC_H
 
+#include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/log2.h>
 #include <linux/math.h>
@@ -280,7 +281,7 @@ static inline bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts,
 }
 
 /* Largest FLUSH range a WQE may name: the RETH's DMA length, as a message. */
-#define SHCA_REQ_FLUSH_MAX	(1ULL << 31)
+#define SHCA_REQ_FLUSH_MAX	BIT_ULL(31)
 
 /**
  * shca_req_flush_check() - are a FLUSH WQE's parameters valid?
