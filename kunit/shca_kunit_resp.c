@@ -51,6 +51,7 @@ static void shca_resp_test_seq_idle(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(RDMA_READ_REQUEST)));
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(COMPARE_SWAP)));
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(FETCH_ADD)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(FLUSH)));
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, UC(SEND_ONLY)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(SEND_MIDDLE)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(SEND_LAST)));
@@ -74,6 +75,7 @@ static void shca_resp_test_seq_inside(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(send, RC(SEND_ONLY)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(RDMA_READ_REQUEST)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(FETCH_ADD)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(FLUSH)));
 	/* the wrong kind */
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(send, RC(RDMA_WRITE_MIDDLE)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(SEND_LAST)));
