@@ -413,15 +413,15 @@ static enum shca_resp_verdict shca_resp_flush(struct shca_qp *qp,
 
 	if (!SHCA_FLUSH_SUPPORTED)
 		return SHCA_RV_NAK_INV;
-	if (!shca_resp_feth_ok(h->feth_plt, h->feth_sel))
+	if (!shca_resp_feth_ok(h->feth_plt, h->feth_sel) ||
+	    (h->feth_sel == SHCA_FETH_SEL_RANGE &&
+	     h->dma_len > SHCA_RESP_MAX_MSG))
 		return SHCA_RV_NAK_INV;
 	access = shca_resp_flush_access(h->feth_plt);
 	if ((READ_ONCE(qp->attr.qp_access_flags) & access) != access)
 		return SHCA_RV_NAK_ACC;
 	if (h->feth_sel == SHCA_FETH_SEL_MR)
 		err = shca_rmr_check_region(qp, h->rkey, access);
-	else if (h->dma_len > SHCA_RESP_MAX_MSG)
-		return SHCA_RV_NAK_INV;
 	else
 		err = shca_resp_rkey_check(qp, h->rkey, h->va, h->dma_len,
 					   access);
