@@ -374,7 +374,7 @@ static void shca_wire_test_roundtrip_all(struct kunit *test)
 		shca_wire_test_roundtrip_one(test, op);
 		n++;
 	}
-	KUNIT_EXPECT_EQ(test, n, 62U);
+	KUNIT_EXPECT_EQ(test, n, 63U);
 }
 
 /* Byte-exact layout of a packed RC RDMA WRITE ONLY with immediate. */
