@@ -45,6 +45,16 @@ static void shca_abi_wqe_rdma_test(struct kunit *test)
 	EXPECT_OFF(test, shca_wqe_rdma, rkey, 8);
 	EXPECT_OFF(test, shca_wqe_rdma, reserved_96, 12);
 	EXPECT_OFF(test, shca_wqe_rdma, reserved_128, 16);
+	/* FLUSH: remote_addr and rkey where RDMA has them */
+	EXPECT_SIZE(test, shca_wqe_flush, 32);
+	EXPECT_OFF(test, shca_wqe_flush, remote_addr, 0);
+	EXPECT_OFF(test, shca_wqe_flush, rkey, 8);
+	EXPECT_OFF(test, shca_wqe_flush, type, 12);
+	EXPECT_OFF(test, shca_wqe_flush, level, 13);
+	EXPECT_OFF(test, shca_wqe_flush, reserved_112, 14);
+	EXPECT_OFF(test, shca_wqe_flush, length, 16);
+	EXPECT_OFF(test, shca_wqe_flush, reserved_192, 24);
+	EXPECT_OFF(test, shca_send_wqe, flush, 24);
 }
 
 static void shca_abi_wqe_atomic_test(struct kunit *test)

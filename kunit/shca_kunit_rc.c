@@ -346,6 +346,35 @@ static void shca_rc_test_fetch_src(struct kunit *test)
 			SHCA_REQ_SRC_NONE);
 }
 
+/* FLUSH WQE parameters: type, level and a range the RETH can carry. */
+static void shca_rc_test_flush(struct kunit *test)
+{
+	const u8 g = SHCA_FETH_PLT_GLOBAL, p = SHCA_FETH_PLT_PERSISTENT;
+	const u8 r = SHCA_FETH_SEL_RANGE, m = SHCA_FETH_SEL_MR;
+
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g, r, 4096), 0);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(p, r, 0), 0);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g | p, m, 0), 0);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g, r, SHCA_REQ_FLUSH_MAX),
+			0);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g, r,
+						   SHCA_REQ_FLUSH_MAX + 1),
+			-EMSGSIZE);
+	/* a whole region: the length is not used */
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g, m, U64_MAX), 0);
+	/* no type, a reserved type bit, reserved levels */
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(0, r, 8), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(4, r, 8), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g | 0x80, r, 8), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g, 2, 8), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_check(g, 0xff, 8), -EINVAL);
+	/* the RETH length: the range's, none for a whole region */
+	KUNIT_EXPECT_EQ(test, shca_req_flush_dma_len(r, 4096), 4096U);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_dma_len(r, SHCA_REQ_FLUSH_MAX),
+			(u32)SHCA_REQ_FLUSH_MAX);
+	KUNIT_EXPECT_EQ(test, shca_req_flush_dma_len(m, 12345678), 0U);
+}
+
 static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_rto),
 	KUNIT_CASE(shca_rc_test_rto_backoff),
@@ -362,6 +391,7 @@ static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_window),
 	KUNIT_CASE(shca_rc_test_shadow_entries),
 	KUNIT_CASE(shca_rc_test_fetch_src),
+	KUNIT_CASE(shca_rc_test_flush),
 	{}
 };
 

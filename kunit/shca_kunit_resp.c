@@ -51,6 +51,7 @@ static void shca_resp_test_seq_idle(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(RDMA_READ_REQUEST)));
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(COMPARE_SWAP)));
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(FETCH_ADD)));
+	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, RC(FLUSH)));
 	KUNIT_EXPECT_TRUE(test, shca_resp_seq_ok(0, UC(SEND_ONLY)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(SEND_MIDDLE)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(0, RC(SEND_LAST)));
@@ -74,6 +75,7 @@ static void shca_resp_test_seq_inside(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(send, RC(SEND_ONLY)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(RDMA_READ_REQUEST)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(FETCH_ADD)));
+	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(FLUSH)));
 	/* the wrong kind */
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(send, RC(RDMA_WRITE_MIDDLE)));
 	KUNIT_EXPECT_FALSE(test, shca_resp_seq_ok(write, RC(SEND_LAST)));
@@ -261,6 +263,18 @@ static void shca_resp_test_hold_before(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_hold_before(0x01000001, 2, 0));
 }
 
+/* A FLUSH's FETH: a known placement type, a known selectivity level. */
+static void shca_resp_test_feth(struct kunit *test)
+{
+	u8 plt, sel;
+
+	for (plt = 0; plt < 16; plt++)
+		for (sel = 0; sel < 4; sel++)
+			KUNIT_EXPECT_EQ_MSG(test, shca_resp_feth_ok(plt, sel),
+					    plt >= 1 && plt <= 3 && sel <= 1,
+					    "plt %u sel %u", plt, sel);
+}
+
 static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_psn_class),
 	KUNIT_CASE(shca_resp_test_hold_ok),
@@ -274,6 +288,7 @@ static struct kunit_case shca_resp_test_cases[] = {
 	KUNIT_CASE(shca_resp_test_read),
 	KUNIT_CASE(shca_resp_test_syndromes),
 	KUNIT_CASE(shca_resp_test_rewind),
+	KUNIT_CASE(shca_resp_test_feth),
 	{}
 };
 

@@ -106,10 +106,10 @@ static void shca_wire_test_table(struct kunit *test)
 				    info->name);
 	}
 	/*
-	 * RC 0x00-0x14, 0x16-0x17 and 0x1d, UC sends and writes, XRC as RC
-	 * but ATOMIC WRITE, UD, CNP
+	 * RC 0x00-0x14, 0x16-0x17, 0x1c and 0x1d, UC sends and writes, XRC
+	 * as RC but ATOMIC WRITE and FLUSH, UD, CNP
 	 */
-	KUNIT_EXPECT_EQ(test, n, 24U + 12U + 23U + 2U + 1U);
+	KUNIT_EXPECT_EQ(test, n, 25U + 12U + 23U + 2U + 1U);
 }
 
 static void shca_wire_test_unknown_opcodes(struct kunit *test)
@@ -118,16 +118,16 @@ static void shca_wire_test_unknown_opcodes(struct kunit *test)
 
 	KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_RC | 0x15));
 	for (op = 0x18; op < 0x20; op++)
-		if (op != SHCA_OPC_ATOMIC_WRITE)
+		if (op != SHCA_OPC_ATOMIC_WRITE && op != SHCA_OPC_FLUSH)
 			KUNIT_EXPECT_NULL(test,
 					  shca_opcode_info(SHCA_TR_RC | op));
 	for (op = SHCA_OPC_RDMA_READ_REQUEST; op < 0x20; op++)
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_UC | op));
 	for (op = 0; op < 0x20; op++) {
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_RD | op));
-		/* XRC has RC's opcodes but ATOMIC WRITE, and no others */
+		/* XRC has RC's opcodes but ATOMIC WRITE and FLUSH, no others */
 		if (!shca_opcode_info(SHCA_TR_RC | op) ||
-		    op == SHCA_OPC_ATOMIC_WRITE)
+		    op == SHCA_OPC_ATOMIC_WRITE || op == SHCA_OPC_FLUSH)
 			KUNIT_EXPECT_NULL(test,
 					  shca_opcode_info(SHCA_TR_XRC | op));
 		KUNIT_EXPECT_NULL(test, shca_opcode_info(0xc0 | op));
@@ -201,6 +201,21 @@ static void shca_wire_test_layouts(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_UC |
 						 SHCA_OPC_ATOMIC_WRITE));
 
+	/* FETH then RETH, no payload, one packet, answered like a READ */
+	i = shca_opcode_info(SHCA_OPC_FLUSH);
+	KUNIT_ASSERT_NOT_NULL(test, i);
+	KUNIT_EXPECT_STREQ(test, i->name, "RC_FLUSH");
+	KUNIT_EXPECT_EQ(test, i->hdr_len, 32);
+	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_FETH), 12);
+	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_RETH), 16);
+	KUNIT_EXPECT_EQ(test, i->flags & SHCA_OPF_ONLY, SHCA_OPF_ONLY);
+	KUNIT_EXPECT_TRUE(test, i->flags & SHCA_OPF_READ);
+	KUNIT_EXPECT_FALSE(test, i->flags & SHCA_OPF_PAYLOAD);
+	KUNIT_EXPECT_TRUE(test, i->flags & SHCA_OPF_NEEDS_ACK);
+	KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_UC | SHCA_OPC_FLUSH));
+	KUNIT_EXPECT_NULL(test, shca_opcode_info(SHCA_TR_XRC |
+						 SHCA_OPC_FLUSH));
+
 	i = shca_opcode_info(SHCA_OPC_SEND_ONLY_WITH_INVALIDATE);
 	KUNIT_ASSERT_NOT_NULL(test, i);
 	KUNIT_EXPECT_EQ(test, shca_ext_offset(i, SHCA_EXT_IETH), 12);
@@ -261,6 +276,8 @@ static void shca_test_fill(struct shca_wire_hdr *h, u8 opcode)
 	h->imm = cpu_to_be32(0xa5a55a5a);
 	h->inv_rkey = 0x13572468;
 	h->xrc_srqn = 0x2468ac;
+	h->feth_plt = 0xa;
+	h->feth_sel = 0x2;
 	if ((info->flags & SHCA_OPF_PAYLOAD) && (info->flags & SHCA_OPF_LAST))
 		h->pad = 3;
 }
@@ -306,6 +323,10 @@ static void shca_test_compare(struct kunit *test,
 			  f & SHCA_OPF_IETH);
 	SHCA_EXPECT_FIELD(test, n, got->xrc_srqn, want->xrc_srqn,
 			  f & SHCA_OPF_XRCETH);
+	SHCA_EXPECT_FIELD(test, n, got->feth_plt, want->feth_plt,
+			  f & SHCA_OPF_FETH);
+	SHCA_EXPECT_FIELD(test, n, got->feth_sel, want->feth_sel,
+			  f & SHCA_OPF_FETH);
 }
 
 /* Bytes of BTH through ICRC of a test packet for @info. */
@@ -353,7 +374,7 @@ static void shca_wire_test_roundtrip_all(struct kunit *test)
 		shca_wire_test_roundtrip_one(test, op);
 		n++;
 	}
-	KUNIT_EXPECT_EQ(test, n, 62U);
+	KUNIT_EXPECT_EQ(test, n, 63U);
 }
 
 /* Byte-exact layout of a packed RC RDMA WRITE ONLY with immediate. */
@@ -556,8 +577,8 @@ static void shca_wire_test_bad_tver(struct kunit *test)
 /*
  * The XRC rows mirror RC's: a request is RC's request with an XRCETH
  * right after the BTH (4 bytes more, every other header 4 bytes later),
- * a response (0xad-0xb2) is RC's response as it is.  ATOMIC WRITE has
- * no XRC row.
+ * a response (0xad-0xb2) is RC's response as it is.  ATOMIC WRITE and
+ * FLUSH have no XRC row.
  */
 static void shca_wire_test_xrc_rows(struct kunit *test)
 {
@@ -568,7 +589,7 @@ static void shca_wire_test_xrc_rows(struct kunit *test)
 		const struct shca_opcode_info *r = shca_opcode_info(SHCA_TR_RC | op);
 		const struct shca_opcode_info *x = shca_opcode_info(SHCA_TR_XRC | op);
 
-		if (!r || op == SHCA_OPC_ATOMIC_WRITE) {
+		if (!r || op == SHCA_OPC_ATOMIC_WRITE || op == SHCA_OPC_FLUSH) {
 			KUNIT_EXPECT_NULL_MSG(test, x, "XRC opcode 0x%02x",
 					      SHCA_TR_XRC | op);
 			continue;
@@ -774,6 +795,62 @@ static void shca_wire_test_xrc_responses(struct kunit *test)
 	}
 }
 
+/*
+ * FLUSH: the FETH's placement type in bits 3-0 and selectivity level in
+ * bits 5-4, the RETH after it; reserved FETH bits are ignored by parse;
+ * pack refuses values wider than their fields; no payload may follow.
+ */
+static void shca_wire_test_flush(struct kunit *test)
+{
+	static const u8 want[] = {
+		0x1c, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11,
+		0x80, 0x00, 0x00, 0x22,			/* BTH */
+		0x00, 0x00, 0x00, 0x13,			/* FETH: MR, 1|2 */
+		0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x10, 0x00,
+		0x00, 0x00, 0x12, 0x34, 0x00, 0x00, 0x10, 0x00, /* RETH */
+	};
+	struct shca_wire_hdr h = {
+		.opcode = SHCA_TR_RC | SHCA_OPC_FLUSH,
+		.pkey = 0xffff,
+		.dqpn = 0x11,
+		.ackreq = true,
+		.psn = 0x22,
+		.va = 0x7f0000001000ULL,
+		.rkey = 0x1234,
+		.dma_len = 0x1000,
+		.feth_plt = SHCA_FETH_PLT_GLOBAL | SHCA_FETH_PLT_PERSISTENT,
+		.feth_sel = SHCA_FETH_SEL_MR,
+	};
+	struct shca_wire_pkt pkt;
+	u8 buf[sizeof(want) + SHCA_ICRC_BYTES + 4] = {};
+
+	KUNIT_ASSERT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h),
+			(int)sizeof(want));
+	KUNIT_EXPECT_EQ(test, shca_test_first_diff(buf, want, sizeof(want)),
+			sizeof(want));
+	/* reserved FETH bits set: ignored */
+	buf[12] = 0xff;
+	buf[14] = 0x01;
+	buf[15] |= 0xc0;
+	KUNIT_ASSERT_EQ(test, shca_wire_parse(buf, sizeof(want) +
+					      SHCA_ICRC_BYTES, &pkt), 0);
+	KUNIT_EXPECT_EQ(test, pkt.hdr.feth_plt, 3);
+	KUNIT_EXPECT_EQ(test, pkt.hdr.feth_sel, 1);
+	KUNIT_EXPECT_EQ(test, pkt.hdr.va, 0x7f0000001000ULL);
+	KUNIT_EXPECT_EQ(test, pkt.hdr.rkey, 0x1234U);
+	KUNIT_EXPECT_EQ(test, pkt.hdr.dma_len, 0x1000U);
+	KUNIT_EXPECT_EQ(test, pkt.pay_len, 0U);
+	/* a FLUSH carries no payload */
+	KUNIT_EXPECT_EQ(test, shca_wire_parse(buf, sizeof(buf), &pkt),
+			-EINVAL);
+	/* field values wider than the FETH's fields */
+	h.feth_plt = 0x10;
+	KUNIT_EXPECT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h), -EINVAL);
+	h.feth_plt = SHCA_FETH_PLT_GLOBAL;
+	h.feth_sel = 4;
+	KUNIT_EXPECT_EQ(test, shca_wire_pack(buf, sizeof(buf), &h), -EINVAL);
+}
+
 static struct kunit_case shca_wire_test_cases[] = {
 	KUNIT_CASE(shca_wire_test_table),
 	KUNIT_CASE(shca_wire_test_unknown_opcodes),
@@ -787,6 +864,7 @@ static struct kunit_case shca_wire_test_cases[] = {
 	KUNIT_CASE(shca_wire_test_bad_pad),
 	KUNIT_CASE(shca_wire_test_bad_tver),
 	KUNIT_CASE(shca_wire_test_xrc_rows),
+	KUNIT_CASE(shca_wire_test_flush),
 	KUNIT_CASE(shca_wire_test_xrceth_roundtrip),
 	KUNIT_CASE(shca_wire_test_xrceth_rejects),
 	KUNIT_CASE(shca_wire_test_xrc_pack_bytes),

@@ -64,6 +64,7 @@ static bool shca_wc_opcode_valid(const struct shca_cqe *cqe)
 	case IBV_WC_LOCAL_INV:
 	case IBV_WC_TSO:
 	case IBV_WC_ATOMIC_WRITE:
+	case SHCA_WC_FLUSH:
 	case IBV_WC_RECV:
 	case IBV_WC_RECV_RDMA_WITH_IMM:
 		return true;

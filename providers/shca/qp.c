@@ -283,6 +283,13 @@ static struct shca_qp *shca_qp_create(struct ibv_context *ctx,
 	ret = shca_qp_check_attr(attr);
 	if (ret)
 		goto err;
+	/* a kernel without FLUSH (6.1) says so in the ucontext response */
+	ret = EOPNOTSUPP;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & SHCA_OPS_FLUSH) &&
+	    !(to_shca_ctx(ctx)->limits.comp_mask &
+	      SHCA_UCONTEXT_RESP_CMASK_FLUSH))
+		goto err;
 	ret = ENOMEM;
 	qp = shca_qp_alloc();
 	if (!qp)

@@ -27,11 +27,12 @@
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |                  \
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |                \
 			 IBV_QP_EX_WITH_SEND_WITH_INV |                       \
-			 IBV_QP_EX_WITH_ATOMIC_WRITE)
+			 IBV_QP_EX_WITH_ATOMIC_WRITE | SHCA_OPS_FLUSH)
 #define SHCA_OPS_MEM	(IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV)
-/* XRC initiators: the RC operations, but no ATOMIC WRITE. */
+/* XRC initiators: the RC operations, but no ATOMIC WRITE or FLUSH. */
 #define SHCA_OPS_XRC	(SHCA_OPS_RC &                                        \
-			 ~(uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE)
+			 ~((uint64_t)IBV_QP_EX_WITH_ATOMIC_WRITE |            \
+			   SHCA_OPS_FLUSH))
 
 static uint64_t shca_ops_of(enum ibv_qp_type type)
 {
@@ -265,21 +266,26 @@ static void shca_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 
 #if SHCA_RDMA_CORE_VERSION_CODE >= 4500
 /*
- * ibv_wr_flush() came with rdma-core 45.0.  shca has no FLUSH, so
- * shca_qp_ex_check() never grants IBV_QP_EX_WITH_FLUSH and a call fails
- * the batch like any other operation that was not granted.
+ * FLUSH (rdma-core 45.0 on, and only where the kernel executes it:
+ * shca_qp_create() grants IBV_QP_EX_WITH_FLUSH then only): no data
+ * follows; the kernel checks @type, @level and the range's length and
+ * completes a bad one with an error.
  */
 static void shca_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
 			  uint64_t remote_addr, size_t len, uint8_t type,
 			  uint8_t level)
 {
-	(void)rkey;
-	(void)remote_addr;
-	(void)len;
-	(void)type;
-	(void)level;
-	if (!qpx_to_shca(qpx)->wr_err)
-		shca_wr_fail(qpx_to_shca(qpx), EINVAL);
+	struct shca_send_wqe *wqe;
+
+	wqe = shca_wr_begin(qpx, IBV_QP_EX_WITH_FLUSH, SHCA_OP_FLUSH);
+	if (wqe) {
+		wqe->flush.remote_addr = remote_addr;
+		wqe->flush.rkey = rkey;
+		wqe->flush.type = type;
+		wqe->flush.level = level;
+		wqe->flush.length = len;
+	}
+	qpx_to_shca(qpx)->wr_cur = NULL;	/* takes no data */
 }
 #endif
 

@@ -31,6 +31,19 @@
 #error "build the shca provider inside rdma-core (scripts/rdma-core.sh build)"
 #endif
 
+/*
+ * ibv_wr_flush(), IBV_QP_EX_WITH_FLUSH and IBV_WC_FLUSH came with
+ * rdma-core 45.0: built against an older tree, the provider offers no
+ * FLUSH, but still knows the completion opcode's value (8).
+ */
+#define SHCA_WC_FLUSH 8
+#if SHCA_RDMA_CORE_VERSION_CODE >= 4500
+#define SHCA_OPS_FLUSH ((uint64_t)IBV_QP_EX_WITH_FLUSH)
+_Static_assert(SHCA_WC_FLUSH == IBV_WC_FLUSH, "IBV_WC_FLUSH");
+#else
+#define SHCA_OPS_FLUSH ((uint64_t)0)
+#endif
+
 /* Commands with driver data, laid out by rdma-core's kernel-abi macros. */
 DECLARE_DRV_CMD(ushca_alloc_ucontext, IB_USER_VERBS_CMD_GET_CONTEXT,
 		shca_alloc_ucontext_req, shca_alloc_ucontext_resp);

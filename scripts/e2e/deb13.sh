@@ -77,6 +77,16 @@ pair_case "rping -V -C 100 IPv4" cm \
 	"$NB" "rping -s -a $AB -V -C 100 -S 1024" \
 	"$NA" "rping -c -a $AB -V -C 100 -S 1024 -v" rping_all
 
+# FLUSH (IBTA 1.5) shca0 -> shca1 on the wire (direct=0 for it), every
+# outcome asserted by progs/flush_cases.py; rdma-core 56's pyverbs FLUSH
+# tests (step pyverbs) take the same-host direct path.
+dp=/sys/module/shca/parameters/direct
+d0=$(cat "$dp")
+echo 0 >"$dp"
+exits_ok "flush_cases.py shca0 -> shca1 on the wire" $NA /usr/bin/python3 \
+	"$here/progs/flush_cases.py" "$DA" "${GA[4]}" "$DB" "${GB[4]}"
+echo "$d0" >"$dp"
+
 pair_teardown
 check "module unloads" modprobe -r shca
 e2e_finish

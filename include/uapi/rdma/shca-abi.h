@@ -192,6 +192,34 @@ struct shca_wqe_rdma {
 	__aligned_u64 reserved_128[2];
 };
 
+/*
+ * SHCA_OP_FLUSH (RC): IBTA 1.5 FLUSH of [remote_addr, remote_addr +
+ * length) under @rkey (level SHCA_FLUSH_RANGE; length below 2^31 + 1), or
+ * of the whole region @rkey names (SHCA_FLUSH_MR; remote_addr and length
+ * travel but are not used).  @type: SHCA_FLUSH_GLOBAL and/or
+ * SHCA_FLUSH_PERSISTENT (the IBV_FLUSH_* values); no SGEs, no inline
+ * data.  The completion opcode is IBV_WC_FLUSH (8).
+ */
+struct shca_wqe_flush {
+	__aligned_u64 remote_addr;
+	__u32 rkey;
+	__u8 type;
+	__u8 level;
+	__u16 reserved_112;
+	__aligned_u64 length;
+	__aligned_u64 reserved_192;
+};
+
+enum shca_flush_type {
+	SHCA_FLUSH_GLOBAL = 1 << 0,
+	SHCA_FLUSH_PERSISTENT = 1 << 1,
+};
+
+enum shca_flush_level {
+	SHCA_FLUSH_RANGE = 0,
+	SHCA_FLUSH_MR = 1,
+};
+
 struct shca_wqe_atomic {
 	__aligned_u64 remote_addr;
 	__aligned_u64 compare_add;
@@ -258,6 +286,7 @@ struct shca_send_wqe {
 				 */
 	union {
 		struct shca_wqe_rdma rdma;
+		struct shca_wqe_flush flush;	/* SHCA_OP_FLUSH */
 		struct shca_wqe_atomic atomic;
 		struct shca_wqe_ud ud;
 		struct shca_wqe_bind_mw bind;	/* SHCA_OP_BIND_MW */
@@ -379,8 +408,15 @@ struct shca_alloc_ucontext_req {
 	__u32 reserved_32;
 };
 
+/*
+ * SHCA_UCONTEXT_RESP_CMASK_FLUSH: the kernel executes SHCA_OP_FLUSH (it
+ * is 6.2 or later); without it a FLUSH WQE completes with
+ * IBV_WC_LOC_QP_OP_ERR and the provider does not grant
+ * IBV_QP_EX_WITH_FLUSH.
+ */
 enum shca_ucontext_resp_cmask {
 	SHCA_UCONTEXT_RESP_CMASK_RINGS = 1 << 0,
+	SHCA_UCONTEXT_RESP_CMASK_FLUSH = 1 << 1,
 };
 
 struct shca_alloc_ucontext_resp {

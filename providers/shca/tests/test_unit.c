@@ -655,7 +655,16 @@ static void test_qp_ex_check(void)
 	      EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_ATOMIC_WRITE) ==
 	      EINVAL);
+#if SHCA_RDMA_CORE_VERSION_CODE >= 4500
+	/* FLUSH: RC only (the kernel's support is checked at creation) */
+	CHECK(shca_qp_ex_check(IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH) == 0);
+	CHECK(shca_qp_ex_check(IBV_QPT_UC, IBV_QP_EX_WITH_FLUSH) == EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_FLUSH) == EINVAL);
+	CHECK(shca_qp_ex_check(IBV_QPT_XRC_SEND, IBV_QP_EX_WITH_FLUSH) ==
+	      EINVAL);
+#else
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1u << 11) == EOPNOTSUPP);
+#endif
 	CHECK(shca_qp_ex_check(IBV_QPT_RC, 1ull << 40) == EOPNOTSUPP);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_READ) == EINVAL);
 	CHECK(shca_qp_ex_check(IBV_QPT_UD, IBV_QP_EX_WITH_RDMA_WRITE) == EINVAL);
@@ -866,6 +875,59 @@ static void test_atomic_write(void)
 	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 0);
 	pthread_spin_destroy(&f.qp.sq.lock);
 }
+
+#if SHCA_RDMA_CORE_VERSION_CODE >= 4500
+/* ibv_wr_flush: the FLUSH fields, no data; no SGE or inline may follow. */
+static void test_flush(void)
+{
+	static const uint8_t val[8];
+	static struct fake_qp f;
+	struct ibv_qp_ex *qpx = &f.qp.vqp.qp_ex;
+	struct shca_send_wqe *wqe;
+
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_FLUSH);
+	ibv_wr_start(qpx);
+	qpx->wr_id = 78;
+	qpx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_flush(qpx, 0x66, 0xfeed0010, 4096, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	ibv_wr_flush(qpx, 0x67, 0xfeed0020, (size_t)1 << 33,
+		     IBV_FLUSH_GLOBAL | IBV_FLUSH_PERSISTENT, IBV_FLUSH_MR);
+	CHECK(ibv_wr_complete(qpx) == 0 && f.ctl.prod == 2);
+	wqe = fq_wqe(&f, 0);
+	CHECK(wqe->opcode == SHCA_OP_FLUSH && wqe->wr_id == 78);
+	CHECK(wqe->flags == SHCA_WQE_F_SIGNALED);
+	CHECK(wqe->num_sge == 0 && wqe->inline_len == 0);
+	CHECK(wqe->flush.remote_addr == 0xfeed0010 && wqe->flush.rkey == 0x66);
+	CHECK(wqe->flush.type == SHCA_FLUSH_GLOBAL &&
+	      wqe->flush.level == SHCA_FLUSH_RANGE &&
+	      wqe->flush.length == 4096);
+	wqe = fq_wqe(&f, 1);
+	CHECK(wqe->flush.type == (SHCA_FLUSH_GLOBAL | SHCA_FLUSH_PERSISTENT) &&
+	      wqe->flush.level == SHCA_FLUSH_MR &&
+	      wqe->flush.length == (uint64_t)1 << 33);
+
+	ibv_wr_start(qpx);
+	ibv_wr_flush(qpx, 0x66, 0xfeed0010, 8, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	ibv_wr_set_sge(qpx, 1, 0x10, 8);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 2);
+	ibv_wr_start(qpx);
+	ibv_wr_flush(qpx, 0x66, 0xfeed0010, 8, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	ibv_wr_set_inline_data(qpx, (void *)val, sizeof(val));
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 2);
+	pthread_spin_destroy(&f.qp.sq.lock);
+
+	/* not granted at creation: EINVAL */
+	fake_qp_init(&f, IBV_QPT_RC, IBV_QP_EX_WITH_SEND);
+	ibv_wr_start(qpx);
+	ibv_wr_flush(qpx, 0x66, 0xfeed0010, 8, IBV_FLUSH_GLOBAL,
+		     IBV_FLUSH_RANGE);
+	CHECK(ibv_wr_complete(qpx) == EINVAL && f.ctl.prod == 0);
+	pthread_spin_destroy(&f.qp.sq.lock);
+}
+#endif
 
 /* Sends from RTS on, receives from INIT on; nothing written otherwise. */
 static void test_post_state(void)
@@ -1398,6 +1460,9 @@ int main(void)
 	test_post_send_checks();
 	test_post_state();
 	test_atomic_write();
+#if SHCA_RDMA_CORE_VERSION_CODE >= 4500
+	test_flush();
+#endif
 	test_xrc_srqn();
 	test_xrc_post();
 	test_qp_check_attr();

@@ -62,15 +62,38 @@ static_assert(SHCA_WC_ATOMIC_WRITE == IB_UVERBS_WC_ATOMIC_WRITE);
 #endif
 
 /*
- * The IBTA 1.5 FLUSH permissions of a QP or MR, IB_ACCESS_FLUSH_GLOBAL and
- * IB_ACCESS_FLUSH_PERSISTENT: named since 6.2 (with ATOMIC WRITE), but
- * uverbs passes the bits through on 6.1 as well.  rdma-core 56's pyverbs
- * suite grants them on every RC QP it makes.
+ * FLUSH (IBTA 1.5 Memory Placement Extensions): the work request, its
+ * completion opcode (IB_UVERBS_WC_FLUSH) and the device capabilities
+ * exist since 6.2; 6.1 has none of them, and there shca has no FLUSH (a
+ * FLUSH WQE completes with a local QP operation error, a FLUSH request
+ * is NAKed as invalid, nothing is advertised).  SHCA_HAVE_FLUSH comes
+ * from a header test in Kbuild.
+ *
+ * The QP and MR permissions, IB_ACCESS_FLUSH_GLOBAL and
+ * IB_ACCESS_FLUSH_PERSISTENT, are bits 8 and 9 on both kernels (6.1
+ * lacks the names, uverbs passes the bits through on QPs): rdma-core
+ * 56's pyverbs suite grants both on every RC QP it makes.  shca places
+ * data with the CPU into ordinary memory and has no persistence domain,
+ * so it offers global visibility only: FLUSH_GLOBAL is advertised and
+ * honoured, FLUSH_PERSISTENT is never advertised and no MR can carry it.
  */
-#define SHCA_ACCESS_FLUSH	(BIT(8) | BIT(9))
-#ifdef SHCA_HAVE_WC_ATOMIC_WRITE
-static_assert(SHCA_ACCESS_FLUSH ==
-	      (IB_ACCESS_FLUSH_GLOBAL | IB_ACCESS_FLUSH_PERSISTENT));
+#define SHCA_WC_FLUSH			8
+#define SHCA_ACCESS_FLUSH_GLOBAL	BIT(8)
+#define SHCA_ACCESS_FLUSH_PERSISTENT	BIT(9)
+#define SHCA_ACCESS_FLUSH	(SHCA_ACCESS_FLUSH_GLOBAL | \
+				 SHCA_ACCESS_FLUSH_PERSISTENT)
+#ifdef SHCA_HAVE_FLUSH
+#define SHCA_FLUSH_SUPPORTED		true
+#define SHCA_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
+/* what an MR may be granted besides the classic bits */
+#define SHCA_MR_ACCESS_FLUSH		SHCA_ACCESS_FLUSH_GLOBAL
+static_assert(SHCA_WC_FLUSH == IB_UVERBS_WC_FLUSH);
+static_assert(SHCA_ACCESS_FLUSH_GLOBAL == IB_ACCESS_FLUSH_GLOBAL);
+static_assert(SHCA_ACCESS_FLUSH_PERSISTENT == IB_ACCESS_FLUSH_PERSISTENT);
+#else
+#define SHCA_FLUSH_SUPPORTED		false
+#define SHCA_DEVICE_FLUSH_GLOBAL	0
+#define SHCA_MR_ACCESS_FLUSH		0
 #endif
 
 /*

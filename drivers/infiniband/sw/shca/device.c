@@ -41,7 +41,8 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq_sge = SHCA_MAX_SGE;
 	/*
 	 * The RC responder generates RNR NAKs; XRC, SRQ resize; ATOMIC WRITE
-	 * where named.
+	 * and FLUSH to global visibility where named (no FLUSH to
+	 * persistence: compat.h).
 	 */
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
@@ -51,6 +52,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 SHCA_DEVICE_ATOMIC_WRITE |
+				 SHCA_DEVICE_FLUSH_GLOBAL |
 				 IB_DEVICE_RAW_IP_CSUM |	/* raw.c, in software */
 				 IB_DEVICE_MANAGED_FLOW_STEERING;	/* flow.c */
 	attr->raw_packet_caps = IB_RAW_PACKET_CAP_IP_CSUM |

@@ -261,6 +261,42 @@ int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
 }
 
 /**
+ * shca_rmr_check_region - may a request act on the whole region of an R_Key?
+ * @qp: the QP the request arrived on
+ * @rkey: R_Key from the packet (untrusted)
+ * @access: the IB_ACCESS_* bits needed (a FLUSH's)
+ *
+ * For requests that name a region by its R_Key alone (a FLUSH of the
+ * whole MR): the MR must be valid, belong to the QP's PD and allow
+ * @access; no range is involved.  A window never grants a FLUSH
+ * permission (its bind access has none), so a window's R_Key fails.
+ *
+ * Context: process (the RX engine); does not sleep.
+ * Return: 0, -ENOENT for an unknown key, -EACCES for a window, a PD or
+ * an access mismatch.
+ */
+int shca_rmr_check_region(struct shca_qp *qp, u32 rkey, int access)
+{
+	struct shca_mr *mr;
+	int err = 0;
+
+	if (SHCA_KEY_IS_MW(rkey))
+		return -EACCES;
+	mr = shca_mr_get(to_sdev(qp->ibqp.device), rkey);
+	if (!mr)
+		return -ENOENT;
+	spin_lock(&mr->lock);
+	if (mr->key != rkey || !mr->valid)
+		err = -ENOENT;
+	else if (READ_ONCE(mr->ibmr.pd) != shca_qp_rpd(qp) ||
+		 (mr->access & access) != access)
+		err = -EACCES;
+	spin_unlock(&mr->lock);
+	shca_mr_put(mr);
+	return err;
+}
+
+/**
  * shca_rmr_copy - move bytes between a buffer and a referenced MR
  * @mr: from shca_rmr_get(), still referenced
  * @va: address inside @mr

@@ -25,9 +25,14 @@
 #include "shca.h"
 #include "mem_logic.h"
 
+/*
+ * The access an MR may carry.  FLUSH_GLOBAL lets FLUSH requests name the
+ * MR (where FLUSH exists); FLUSH_PERSISTENT is refused like any bit not
+ * here: shca has no persistence domain to flush to (compat.h).
+ */
 #define SHCA_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 IB_ACCESS_MW_BIND)
+			 IB_ACCESS_MW_BIND | SHCA_MR_ACCESS_FLUSH)
 
 static int shca_mr_check_access(struct ib_device *ibdev, int access)
 {

@@ -25,6 +25,8 @@ int shca_alloc_ucontext(struct ib_ucontext *ibuctx, struct ib_udata *udata)
 		goto err_out;
 
 	resp.comp_mask = SHCA_UCONTEXT_RESP_CMASK_RINGS;
+	if (SHCA_FLUSH_SUPPORTED)
+		resp.comp_mask |= SHCA_UCONTEXT_RESP_CMASK_FLUSH;
 	resp.abi_version = SHCA_UVERBS_ABI_VERSION;
 	resp.max_sq_wr = SHCA_MAX_QP_WR;
 	resp.max_rq_wr = SHCA_MAX_QP_WR;

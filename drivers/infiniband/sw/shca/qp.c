@@ -21,10 +21,10 @@
 #include "rwq.h"
 
 /*
- * The access a QP may grant.  A FLUSH permission is accepted and has no
- * effect: shca implements no FLUSH operation (no IB_DEVICE_FLUSH_*
- * capability), so a FLUSH request is NAKed as an invalid request whatever
- * the QP grants, the way hardware without FLUSH treats these bits.  Any
+ * The access a QP may grant.  The FLUSH permissions say which placement
+ * types a FLUSH request to this QP may ask for (rc_resp_ops.c); both are
+ * accepted on every kernel, though a PERSISTENT FLUSH never succeeds (no
+ * MR can grant it, compat.h) and on 6.1 there is no FLUSH at all.  Any
  * other bit is refused.
  */
 #define SHCA_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \

@@ -151,6 +151,8 @@ static u8 shca_req_wc_opcode(u8 op)
 		return IB_WC_REG_MR;
 	case SHCA_OP_ATOMIC_WRITE:
 		return SHCA_WC_ATOMIC_WRITE;
+	case SHCA_OP_FLUSH:
+		return SHCA_WC_FLUSH;
 	default:
 		return IB_WC_SEND;
 	}
@@ -490,6 +492,8 @@ static u8 shca_req_pkt_opcode(const struct shca_req_wqe *w, u32 k)
 		return SHCA_OPC_COMPARE_SWAP;
 	case SHCA_OP_ATOMIC_WRITE:
 		return SHCA_OPC_ATOMIC_WRITE;
+	case SHCA_OP_FLUSH:
+		return SHCA_OPC_FLUSH;
 	default:
 		return SHCA_OPC_FETCH_ADD;
 	}
@@ -521,6 +525,13 @@ static void shca_req_fill_hdr(struct shca_qp *qp, const struct shca_req_wqe *w,
 		h->dma_len = w->len;
 	}
 	h->rkey = w->hdr.rdma.rkey;
+	if (w->hdr.opcode == SHCA_OP_FLUSH) {
+		/* checked at fetch (shca_req_check_flush()) */
+		h->feth_plt = w->hdr.flush.type;
+		h->feth_sel = w->hdr.flush.level;
+		h->dma_len = shca_req_flush_dma_len(w->hdr.flush.level,
+						    w->hdr.flush.length);
+	}
 	if (w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ||
 	    w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD) {
 		h->va = w->hdr.atomic.remote_addr;

@@ -347,7 +347,9 @@ static void shca_comp_read(struct shca_qp *qp, const struct shca_wire_pkt *pkt,
 	last = !!(pkt->info->flags & SHCA_OPF_LAST);
 	off = (u64)k * w->mtu;
 	want = off < w->len ? min_t(u64, w->mtu, w->len - off) : 0;
-	if (w->hdr.opcode != SHCA_OP_RDMA_READ || pkt->pay_len != want ||
+	/* a FLUSH's answer: one READ RESPONSE ONLY without payload */
+	if ((w->hdr.opcode != SHCA_OP_RDMA_READ &&
+	     w->hdr.opcode != SHCA_OP_FLUSH) || pkt->pay_len != want ||
 	    !shca_rc_read_last_ok(k, w->sent, w->npkts, last)) {
 		shca_comp_bad(qp);
 		return;
@@ -368,7 +370,8 @@ static void shca_comp_atomic(struct shca_qp *qp,
 
 	if (!w)
 		return;
-	if (w->hdr.opcode == SHCA_OP_RDMA_READ) {
+	if (w->hdr.opcode == SHCA_OP_RDMA_READ ||
+	    w->hdr.opcode == SHCA_OP_FLUSH) {
 		shca_comp_bad(qp);
 		return;
 	}

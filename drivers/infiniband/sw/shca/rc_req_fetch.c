@@ -30,6 +30,8 @@ static bool shca_req_op_ok(enum ib_qp_type type, u8 op)
 		return shca_qp_is_reliable(type);
 	case SHCA_OP_ATOMIC_WRITE:	/* XRC has no ATOMIC WRITE opcode */
 		return type == IB_QPT_RC;
+	case SHCA_OP_FLUSH:		/* nor FLUSH; 6.1 has no FLUSH */
+		return type == IB_QPT_RC && SHCA_FLUSH_SUPPORTED;
 	default:
 		return false;
 	}
@@ -58,6 +60,32 @@ shca_req_check_atomic_write(const struct shca_req_wqe *w)
 	if (w->hdr.rdma.remote_addr & 7)
 		return IB_WC_LOC_QP_OP_ERR;
 	return IB_WC_SUCCESS;
+}
+
+/* The WQE's FLUSH type and level go into the FETH as they are. */
+static_assert(SHCA_FLUSH_GLOBAL == SHCA_FETH_PLT_GLOBAL);
+static_assert(SHCA_FLUSH_PERSISTENT == SHCA_FETH_PLT_PERSISTENT);
+static_assert(SHCA_FLUSH_RANGE == SHCA_FETH_SEL_RANGE);
+static_assert(SHCA_FLUSH_MR == SHCA_FETH_SEL_MR);
+
+/*
+ * FLUSH: no SGEs or inline data (nothing is read back), a known type and
+ * level, a range the RETH can carry (shca_req_flush_check()).
+ */
+static enum ib_wc_status shca_req_check_flush(const struct shca_req_wqe *w)
+{
+	const struct shca_wqe_flush *f = &w->hdr.flush;
+
+	if ((w->hdr.flags & SHCA_WQE_F_INLINE) || w->hdr.num_sge)
+		return IB_WC_LOC_QP_OP_ERR;
+	switch (shca_req_flush_check(f->type, f->level, f->length)) {
+	case 0:
+		return IB_WC_SUCCESS;
+	case -EMSGSIZE:
+		return IB_WC_LOC_LEN_ERR;
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
 }
 
 /*
@@ -119,6 +147,8 @@ static enum ib_wc_status shca_req_copy(struct shca_qp *qp,
 		return shca_req_check_atomic(w);
 	if (w->hdr.opcode == SHCA_OP_ATOMIC_WRITE)
 		return shca_req_check_atomic_write(w);
+	if (w->hdr.opcode == SHCA_OP_FLUSH)
+		return shca_req_check_flush(w);
 	if (w->hdr.opcode == SHCA_OP_RDMA_READ &&
 	    (w->hdr.flags & SHCA_WQE_F_INLINE))
 		return IB_WC_LOC_QP_OP_ERR;

@@ -9,6 +9,8 @@
 #ifndef SHCA_RC_REQ_LOGIC_H
 #define SHCA_RC_REQ_LOGIC_H
 
+#include <linux/bits.h>
+#include <linux/errno.h>
 #include <linux/log2.h>
 #include <linux/math.h>
 #include <linux/minmax.h>
@@ -16,6 +18,7 @@
 #include <linux/types.h>
 
 #include "psn.h"
+#include "wire.h"
 
 #define SHCA_REQ_MAX_UNACKED	128	/* PSNs in flight, at most */
 #define SHCA_REQ_MIN_WIN	8	/* the send window never shrinks below */
@@ -275,6 +278,43 @@ static inline bool shca_rc_read_last_ok(u32 k, u32 sent, u32 npkts,
 	if (k == npkts - 1)
 		return last;
 	return !last || k + 1 == sent;
+}
+
+/* Largest FLUSH range a WQE may name: the RETH's DMA length, as a message. */
+#define SHCA_REQ_FLUSH_MAX	BIT_ULL(31)
+
+/**
+ * shca_req_flush_check() - are a FLUSH WQE's parameters valid?
+ * @type: placement type, SHCA_FETH_PLT_* bits (the IBV_FLUSH_* values)
+ * @level: selectivity level, SHCA_FETH_SEL_RANGE or SHCA_FETH_SEL_MR
+ * @length: range length (used at SHCA_FETH_SEL_RANGE only)
+ *
+ * Return: 0; -EINVAL for no placement type, an unknown type bit or an
+ * unknown level; -EMSGSIZE for a range longer than SHCA_REQ_FLUSH_MAX.
+ */
+static inline int shca_req_flush_check(u8 type, u8 level, u64 length)
+{
+	if (!type || (type & ~(SHCA_FETH_PLT_GLOBAL |
+			       SHCA_FETH_PLT_PERSISTENT)))
+		return -EINVAL;
+	if (level != SHCA_FETH_SEL_RANGE && level != SHCA_FETH_SEL_MR)
+		return -EINVAL;
+	if (level == SHCA_FETH_SEL_RANGE && length > SHCA_REQ_FLUSH_MAX)
+		return -EMSGSIZE;
+	return 0;
+}
+
+/**
+ * shca_req_flush_dma_len() - the RETH DMA length of a FLUSH
+ * @level: selectivity level, checked by shca_req_flush_check()
+ * @length: the WQE's range length
+ *
+ * Return: @length for a range; 0 for a whole region, whose length the
+ * responder takes from the region itself.
+ */
+static inline u32 shca_req_flush_dma_len(u8 level, u64 length)
+{
+	return level == SHCA_FETH_SEL_RANGE ? (u32)length : 0;
 }
 
 /**

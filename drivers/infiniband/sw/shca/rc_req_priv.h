@@ -52,7 +52,8 @@ static inline bool shca_req_is_rd_atomic(const struct shca_req_wqe *w)
 {
 	return w->hdr.opcode == SHCA_OP_RDMA_READ ||
 	       w->hdr.opcode == SHCA_OP_ATOMIC_CMP_AND_SWP ||
-	       w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD;
+	       w->hdr.opcode == SHCA_OP_ATOMIC_FETCH_AND_ADD ||
+	       w->hdr.opcode == SHCA_OP_FLUSH;
 }
 
 /* BIND_MW, LOCAL_INV, REG_MR: executed locally, no packets. */

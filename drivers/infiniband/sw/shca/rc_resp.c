@@ -710,7 +710,8 @@ static struct shca_resp_res *shca_resp_res_find(struct shca_resp *resp,
 
 /*
  * Take a duplicate READ for the resource it repeats, @res: the same
- * R_Key, a range inside the original's, the R_Key still valid for it.
+ * R_Key, a range inside the original's, the R_Key still valid for it (a
+ * duplicate FLUSH: a FLUSH's resource, the same R_Key).
  * Its responses start over at the PSN asked for (with a FIRST or ONLY
  * there, as for a new request), so @res becomes what is asked again.
  * Context: RQ engine.  Return: false to ignore the duplicate.
@@ -720,8 +721,12 @@ static bool shca_rc_dup_read_take(struct shca_qp *qp,
 				  const struct shca_resp_pkt *p)
 {
 	const struct shca_wire_hdr *h = &p->w.hdr;
+	bool flush = h->opcode == (SHCA_TR_RC | SHCA_OPC_FLUSH);
 	u64 end;
 
+	/* a FLUSH is answered again as it was, without flushing again */
+	if (flush || res->flush)
+		return flush && res->flush && h->rkey == res->rkey;
 	if (h->rkey != res->rkey || h->va < res->va ||
 	    check_add_overflow(h->va, (u64)h->dma_len, &end) ||
 	    end > res->va + res->len)

@@ -46,6 +46,7 @@ struct shca_resp_res {
 	u64 srq_uid;		/* ... that very SRQ (shca_srq.uid) */
 	u32 mtu;		/* READ: bytes per response packet */
 	bool direct;		/* the request came on the same-host path */
+	bool flush;		/* a FLUSH's: a READ response of nothing */
 	/* READ transmit cursor */
 	u32 tx_idx;		/* response packets sent */
 };

@@ -116,6 +116,25 @@ static inline bool shca_resp_len_ok(u32 flags, u32 len, u32 mtu)
 }
 
 /**
+ * shca_resp_feth_ok() - is a FLUSH request's FETH one shca can execute?
+ * @plt: placement type, 4 bits
+ * @sel: selectivity level, 2 bits
+ *
+ * The type must name at least one of global visibility and persistence
+ * and no reserved type bit; the level is a range or the whole region
+ * (levels 2 and 3 are reserved).  Whether the QP and the region allow
+ * the type is the caller's access check.
+ *
+ * Return: true if valid.
+ */
+static inline bool shca_resp_feth_ok(u8 plt, u8 sel)
+{
+	if (!plt || (plt & ~(SHCA_FETH_PLT_GLOBAL | SHCA_FETH_PLT_PERSISTENT)))
+		return false;
+	return sel == SHCA_FETH_SEL_RANGE || sel == SHCA_FETH_SEL_MR;
+}
+
+/**
  * shca_resp_read_npkts() - response packets (and PSNs) of an RDMA READ
  * @len: RETH DMA length
  * @mtu: path MTU in bytes, not 0

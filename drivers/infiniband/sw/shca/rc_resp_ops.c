@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * shca: the responder's operations: SEND, WRITE, READ and atomics as a
+ * shca: the responder's operations: SEND, WRITE, READ, FLUSH and atomics as a
  * request in sequence executes them (shca_resp_dispatch()), and the
  * receive WQEs and completions they consume.
  *
@@ -382,7 +382,74 @@ u32 shca_resp_next_msn(struct shca_resp *resp)
 	return (resp->msn + 1) & SHCA_WIRE_24BIT;
 }
 
-/* RDMA READ request.  Context: RQ engine. */
+/* The QP and region permissions a FLUSH of placement type @plt needs. */
+static int shca_resp_flush_access(u8 plt)
+{
+	return (plt & SHCA_FETH_PLT_GLOBAL ? SHCA_ACCESS_FLUSH_GLOBAL : 0) |
+	       (plt & SHCA_FETH_PLT_PERSISTENT ?
+		SHCA_ACCESS_FLUSH_PERSISTENT : 0);
+}
+
+/*
+ * FLUSH (IBTA 1.5): make what earlier requests placed in the region
+ * visible at the placement type asked for.  This responder placed every
+ * earlier WRITE, ATOMIC WRITE and atomic with the CPU when it executed
+ * it, in PSN order, before this request: for global visibility only a
+ * store barrier is left to do.  Persistence is never granted (no MR
+ * carries FLUSH_PERSISTENT, compat.h), so such a request fails the
+ * access check.  It is answered like a READ of nothing, one RDMA READ
+ * RESPONSE ONLY without payload, from a responder resource, so that a
+ * duplicate is answered again (shca_rc_rewind()) without flushing again.
+ * A selectivity level of the whole region ignores the RETH's address and
+ * length.  Context: RQ engine.
+ */
+static enum shca_resp_verdict shca_resp_flush(struct shca_qp *qp,
+					      struct shca_resp_pkt *p)
+{
+	const struct shca_wire_hdr *h = &p->w.hdr;
+	struct shca_resp *resp = &qp->resp;
+	struct shca_resp_res *res;
+	int access, err;
+
+	if (!SHCA_FLUSH_SUPPORTED)
+		return SHCA_RV_NAK_INV;
+	if (!shca_resp_feth_ok(h->feth_plt, h->feth_sel) ||
+	    (h->feth_sel == SHCA_FETH_SEL_RANGE &&
+	     h->dma_len > SHCA_RESP_MAX_MSG))
+		return SHCA_RV_NAK_INV;
+	access = shca_resp_flush_access(h->feth_plt);
+	if ((READ_ONCE(qp->attr.qp_access_flags) & access) != access)
+		return SHCA_RV_NAK_ACC;
+	if (h->feth_sel == SHCA_FETH_SEL_MR)
+		err = shca_rmr_check_region(qp, h->rkey, access);
+	else
+		err = shca_resp_rkey_check(qp, h->rkey, h->va, h->dma_len,
+					   access);
+	if (err)
+		return SHCA_RV_NAK_ACC;
+	res = shca_resp_res_alloc(resp);
+	if (!res)
+		return SHCA_RV_NAK_INV;
+	/* the earlier placements reach memory before the answer leaves */
+	wmb();
+	res->type = SHCA_RES_READ;
+	res->pending = true;
+	res->psn = h->psn;
+	res->npkts = 1;
+	res->mtu = p->mtu;
+	res->direct = p->direct;
+	res->msn = shca_resp_next_msn(resp);
+	res->rkey = h->rkey;
+	res->va = h->va;
+	res->len = 0;
+	res->srqn = 0;
+	res->srq_uid = 0;
+	res->flush = true;
+	p->npkts = 1;
+	return SHCA_RV_DONE;
+}
+
+/* RDMA READ request (or FLUSH).  Context: RQ engine. */
 static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 					     struct shca_resp_pkt *p)
 {
@@ -390,6 +457,8 @@ static enum shca_resp_verdict shca_resp_read(struct shca_qp *qp,
 	struct shca_resp *resp = &qp->resp;
 	struct shca_resp_res *res;
 
+	if (h->opcode == (SHCA_TR_RC | SHCA_OPC_FLUSH))
+		return shca_resp_flush(qp, p);
 	if (!(READ_ONCE(qp->attr.qp_access_flags) & IB_ACCESS_REMOTE_READ))
 		return SHCA_RV_NAK_ACC;
 	if (h->dma_len > SHCA_RESP_MAX_MSG)

@@ -768,6 +768,7 @@ int shca_cursor_copy(struct shca_sge_cursor *cur, void *buf, u32 len,
 /* remote (R_Key) access */
 int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
 		 struct shca_mr **mrp);
+int shca_rmr_check_region(struct shca_qp *qp, u32 rkey, int access);
 int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len,
 		  bool to_mr);
 int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,

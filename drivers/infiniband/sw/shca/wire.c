@@ -25,6 +25,8 @@
 #define HLEN_RETH		(HLEN_BTH + SHCA_RETH_BYTES)
 #define HDRS_RETH_IMMDT		(SHCA_OPF_RETH | SHCA_OPF_IMMDT)
 #define HLEN_RETH_IMMDT		(HLEN_RETH + SHCA_IMMDT_BYTES)
+#define HDRS_FETH_RETH		(SHCA_OPF_FETH | SHCA_OPF_RETH)
+#define HLEN_FETH_RETH		(HLEN_RETH + SHCA_FETH_BYTES)
 #define HDRS_ATMETH		SHCA_OPF_ATMETH
 #define HLEN_ATMETH		(HLEN_BTH + SHCA_ATMETH_BYTES)
 #define HDRS_AETH		SHCA_OPF_AETH
@@ -113,6 +115,12 @@ static const struct shca_opcode_info shca_opcodes[256] = {
 	SHCA_OPINFO(RC, FETCH_ADD, F_ATOMIC | F_RC, ATMETH),
 	/* one packet: RETH (DMA length 8) and 8 bytes, answered by an ACK */
 	SHCA_OPINFO(RC, ATOMIC_WRITE, F_WRITE_ONLY | F_RC, RETH),
+	/*
+	 * FETH and RETH, no payload; answered like a READ of nothing (one
+	 * RDMA READ RESPONSE ONLY without payload), so READ's flag
+	 */
+	SHCA_OPINFO(RC, FLUSH, SHCA_OPF_REQ | SHCA_OPF_READ | SHCA_OPF_ONLY |
+		    F_RC, FETH_RETH),
 
 	SHCA_OPINFO(UC, SEND_FIRST, F_SEND_FIRST, BTH),
 	SHCA_OPINFO(UC, SEND_MIDDLE, F_SEND_MIDDLE, BTH),
@@ -129,7 +137,10 @@ static const struct shca_opcode_info shca_opcodes[256] = {
 	SHCA_OPINFO(UC, RDMA_WRITE_ONLY_WITH_IMMEDIATE, F_WRITE_ONLY | F_IMM,
 		    RETH_IMMDT),
 
-	/* XRC: RC's requests with an XRCETH, RC's responses (no ATOMIC WRITE) */
+	/*
+	 * XRC: RC's requests with an XRCETH, RC's responses (no ATOMIC WRITE
+	 * or FLUSH)
+	 */
 	SHCA_OPINFO(XRC, SEND_FIRST, F_SEND_FIRST | F_XRC, X_BTH),
 	SHCA_OPINFO(XRC, SEND_MIDDLE, F_SEND_MIDDLE | F_XRC, X_BTH),
 	SHCA_OPINFO(XRC, SEND_LAST, F_SEND_LAST | F_XRC, X_BTH),
@@ -194,6 +205,7 @@ const struct shca_opcode_info *shca_opcode_info(u8 opcode)
 static const u8 shca_ext_sizes[SHCA_EXT_NUM] = {
 	[SHCA_EXT_XRCETH]	= SHCA_XRCETH_BYTES,
 	[SHCA_EXT_DETH]		= SHCA_DETH_BYTES,
+	[SHCA_EXT_FETH]		= SHCA_FETH_BYTES,
 	[SHCA_EXT_RETH]		= SHCA_RETH_BYTES,
 	[SHCA_EXT_ATMETH]	= SHCA_ATMETH_BYTES,
 	[SHCA_EXT_AETH]		= SHCA_AETH_BYTES,
@@ -250,7 +262,9 @@ static bool shca_pad_ok(const struct shca_opcode_info *info, u8 pad)
 static bool shca_fields_ok(const struct shca_wire_hdr *h)
 {
 	return !((h->dqpn | h->psn | h->msn | h->src_qpn | h->xrc_srqn) &
-		 ~SHCA_WIRE_24BIT);
+		 ~SHCA_WIRE_24BIT) &&
+	       h->feth_plt <= SHCA_FETH_PLT_MASK &&
+	       h->feth_sel <= SHCA_FETH_SEL_MASK >> SHCA_FETH_SEL_SHIFT;
 }
 
 static void shca_pack_bth(struct shca_bth *bth, const struct shca_wire_hdr *h)
@@ -289,6 +303,11 @@ static void shca_pack_ext(u8 *p, enum shca_ext ext,
 	case SHCA_EXT_DETH:
 		deth->qkey = cpu_to_be32(h->qkey);
 		deth->sqp = cpu_to_be32(h->src_qpn);
+		break;
+	case SHCA_EXT_FETH:
+		((struct shca_feth *)p)->bits =
+			cpu_to_be32((u32)h->feth_sel << SHCA_FETH_SEL_SHIFT |
+				    h->feth_plt);
 		break;
 	case SHCA_EXT_RETH:
 		reth->va = cpu_to_be64(h->va);
@@ -376,7 +395,7 @@ static void shca_parse_ext(const u8 *p, enum shca_ext ext,
 	const struct shca_reth *reth = (const void *)p;
 	const struct shca_atmeth *atm = (const void *)p;
 	const struct shca_deth *deth = (const void *)p;
-	u32 smsn;
+	u32 smsn, bits;
 
 	switch (ext) {
 	case SHCA_EXT_XRCETH:
@@ -386,6 +405,11 @@ static void shca_parse_ext(const u8 *p, enum shca_ext ext,
 	case SHCA_EXT_DETH:
 		h->qkey = be32_to_cpu(deth->qkey);
 		h->src_qpn = be32_to_cpu(deth->sqp) & SHCA_WIRE_24BIT;
+		break;
+	case SHCA_EXT_FETH:
+		bits = be32_to_cpu(((const struct shca_feth *)p)->bits);
+		h->feth_plt = bits & SHCA_FETH_PLT_MASK;
+		h->feth_sel = (bits & SHCA_FETH_SEL_MASK) >> SHCA_FETH_SEL_SHIFT;
 		break;
 	case SHCA_EXT_RETH:
 		h->va = be64_to_cpu(reth->va);

@@ -28,6 +28,7 @@
 #define SHCA_IMMDT_BYTES	4
 #define SHCA_IETH_BYTES		4
 #define SHCA_XRCETH_BYTES	4
+#define SHCA_FETH_BYTES		4
 #define SHCA_CNP_RSVD_BYTES	16	/* reserved block after a CNP's BTH */
 #define SHCA_ICRC_BYTES		4
 
@@ -98,6 +99,23 @@ struct shca_xrceth {
 	__be32	srqn;		/* resv8 | XRCSRQ (24) */
 } __packed;
 
+/*
+ * FLUSH Extended Transport Header (IBTA 1.5, Memory Placement Extensions):
+ * bits 3-0 the placement type (SHCA_FETH_PLT_*), bits 5-4 the
+ * selectivity level (SHCA_FETH_SEL_*), the rest reserved.
+ */
+struct shca_feth {
+	__be32	bits;
+} __packed;
+
+#define SHCA_FETH_PLT_MASK	0x0000000fU
+#define SHCA_FETH_SEL_MASK	0x00000030U
+#define SHCA_FETH_SEL_SHIFT	4
+#define SHCA_FETH_PLT_GLOBAL	0x1	/* global visibility */
+#define SHCA_FETH_PLT_PERSISTENT 0x2	/* persistence */
+#define SHCA_FETH_SEL_RANGE	0	/* the RETH's range of the region */
+#define SHCA_FETH_SEL_MR	1	/* the whole region the R_Key names */
+
 static_assert(sizeof(struct shca_bth) == SHCA_BTH_BYTES);
 static_assert(sizeof(struct shca_reth) == SHCA_RETH_BYTES);
 static_assert(sizeof(struct shca_aeth) == SHCA_AETH_BYTES);
@@ -107,6 +125,7 @@ static_assert(sizeof(struct shca_deth) == SHCA_DETH_BYTES);
 static_assert(sizeof(struct shca_immdt) == SHCA_IMMDT_BYTES);
 static_assert(sizeof(struct shca_ieth) == SHCA_IETH_BYTES);
 static_assert(sizeof(struct shca_xrceth) == SHCA_XRCETH_BYTES);
+static_assert(sizeof(struct shca_feth) == SHCA_FETH_BYTES);
 
 /*
  * Opcodes: the top three bits select the transport, the low five the
@@ -150,6 +169,7 @@ enum shca_op {
 	SHCA_OPC_FETCH_ADD			= 0x14,
 	SHCA_OPC_SEND_LAST_WITH_INVALIDATE	= 0x16,
 	SHCA_OPC_SEND_ONLY_WITH_INVALIDATE	= 0x17,
+	SHCA_OPC_FLUSH				= 0x1c,
 	SHCA_OPC_ATOMIC_WRITE			= 0x1d,
 };
 
@@ -164,6 +184,7 @@ enum shca_op {
 enum shca_ext {
 	SHCA_EXT_XRCETH,
 	SHCA_EXT_DETH,
+	SHCA_EXT_FETH,
 	SHCA_EXT_RETH,
 	SHCA_EXT_ATMETH,
 	SHCA_EXT_AETH,
@@ -174,9 +195,10 @@ enum shca_ext {
 	SHCA_EXT_NUM
 };
 
-/* Opcode flags: bits 0-8 say which extension headers are present. */
+/* Opcode flags: bits 0-9 say which extension headers are present. */
 #define SHCA_OPF_XRCETH		BIT(SHCA_EXT_XRCETH)
 #define SHCA_OPF_DETH		BIT(SHCA_EXT_DETH)
+#define SHCA_OPF_FETH		BIT(SHCA_EXT_FETH)
 #define SHCA_OPF_RETH		BIT(SHCA_EXT_RETH)
 #define SHCA_OPF_ATMETH		BIT(SHCA_EXT_ATMETH)
 #define SHCA_OPF_AETH		BIT(SHCA_EXT_AETH)
@@ -185,21 +207,21 @@ enum shca_ext {
 #define SHCA_OPF_IETH		BIT(SHCA_EXT_IETH)
 #define SHCA_OPF_CNP_RSVD	BIT(SHCA_EXT_CNP_RSVD)
 #define SHCA_OPF_EXT_MASK	(BIT(SHCA_EXT_NUM) - 1)
-#define SHCA_OPF_REQ		BIT(9)	/* sent by a requester */
-#define SHCA_OPF_RESP		BIT(10)	/* sent by a responder */
-#define SHCA_OPF_PAYLOAD	BIT(11)	/* may carry data (and pad) */
-#define SHCA_OPF_FIRST		BIT(12)	/* first packet of a message */
-#define SHCA_OPF_MIDDLE		BIT(13)
-#define SHCA_OPF_LAST		BIT(14)
+#define SHCA_OPF_REQ		BIT(10)	/* sent by a requester */
+#define SHCA_OPF_RESP		BIT(11)	/* sent by a responder */
+#define SHCA_OPF_PAYLOAD	BIT(12)	/* may carry data (and pad) */
+#define SHCA_OPF_FIRST		BIT(13)	/* first packet of a message */
+#define SHCA_OPF_MIDDLE		BIT(14)
+#define SHCA_OPF_LAST		BIT(15)
 #define SHCA_OPF_ONLY		(SHCA_OPF_FIRST | SHCA_OPF_LAST)
-#define SHCA_OPF_SEND		BIT(15)
-#define SHCA_OPF_WRITE		BIT(16)
-#define SHCA_OPF_READ		BIT(17)
-#define SHCA_OPF_ATOMIC		BIT(18)
-#define SHCA_OPF_ACK		BIT(19)	/* plain ACK/NAK */
-#define SHCA_OPF_COMP		BIT(20)	/* consumes a receive WQE */
-#define SHCA_OPF_NEEDS_ACK	BIT(21)	/* RC request: responder answers */
-#define SHCA_OPF_CNP		BIT(22)
+#define SHCA_OPF_SEND		BIT(16)
+#define SHCA_OPF_WRITE		BIT(17)
+#define SHCA_OPF_READ		BIT(18)
+#define SHCA_OPF_ATOMIC		BIT(19)
+#define SHCA_OPF_ACK		BIT(20)	/* plain ACK/NAK */
+#define SHCA_OPF_COMP		BIT(21)	/* consumes a receive WQE */
+#define SHCA_OPF_NEEDS_ACK	BIT(22)	/* RC request: responder answers */
+#define SHCA_OPF_CNP		BIT(23)
 
 /**
  * struct shca_opcode_info - what the IBTA says about one opcode
@@ -238,9 +260,11 @@ struct shca_opcode_info {
  * @imm: ImmDt, opaque and kept in wire order like ib_send_wr.ex.imm_data
  * @inv_rkey: IETH R_Key to invalidate
  * @xrc_srqn: XRCETH XRC SRQ number, 24 bits
+ * @feth_plt: FETH placement type, 4 bits
+ * @feth_sel: FETH selectivity level, 2 bits
  *
  * Fields of headers absent from @opcode are ignored by pack and zeroed by
- * parse.  24-bit fields must fit in 24 bits.
+ * parse.  24-bit fields must fit in 24 bits, the FETH's in theirs.
  */
 struct shca_wire_hdr {
 	u8	opcode;
@@ -266,6 +290,8 @@ struct shca_wire_hdr {
 	__be32	imm;
 	u32	inv_rkey;
 	u32	xrc_srqn;
+	u8	feth_plt;
+	u8	feth_sel;
 };
 
 /**
