@@ -287,6 +287,18 @@ static int shca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 				&resp, sizeof(resp));
 }
 
+/*
+ * ibv_advise_mr(): the kernel maps the ranges of ODP MRs (prefetch, for
+ * write, or present pages only) before returning, with or without
+ * IBV_ADVISE_MR_FLAG_FLUSH.
+ */
+static int shca_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			  uint32_t flags, struct ibv_sge *sg_list,
+			  uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
 static int shca_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret = ibv_cmd_dereg_mr(vmr);
@@ -381,6 +393,7 @@ static int shca_destroy_ah(struct ibv_ah *ibah)
 static void shca_free_context(struct ibv_context *ibctx);
 
 static const struct verbs_context_ops shca_ctx_ops = {
+	.advise_mr = shca_advise_mr,
 	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.bind_mw = shca_bind_mw,

@@ -1288,6 +1288,53 @@ static int try_mr(void *addr, size_t len, uint64_t iova, int access,
 	return ret;
 }
 
+/* Does the device advertise (explicit) on-demand paging? */
+static int odp_advertised(void)
+{
+	struct ibv_device_attr_ex ax;
+
+	memset(&ax, 0, sizeof(ax));
+	if (ibv_query_device_ex(ctx, NULL, &ax))
+		return 0;
+	return !!(ax.odp_caps.general_caps & IBV_ODP_SUPPORT);
+}
+
+/*
+ * IBV_ACCESS_ON_DEMAND: explicit (of huge pages too: IBV_ACCESS_HUGETLB
+ * comes only with it) and implicit (address 0, length SIZE_MAX, iova 0)
+ * ODP MRs where the kernel has ODP (and shca advertises it).  Without
+ * ODP ib_core's ib_check_mr_access() answers before the driver is
+ * called: EINVAL up to 6.1, EOPNOTSUPP in later kernels.
+ */
+static void test_reg_mr_odp(void)
+{
+	const int odp = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND;
+	uint64_t va = (uintptr_t)mr_buf;
+
+	expect_errno("reg_mr: HUGETLB without ON_DEMAND unsupported",
+		     try_mr(mr_buf, MR_LEN, va,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_HUGETLB, NULL,
+			    0), EOPNOTSUPP);
+	if (!odp_advertised()) {
+		expect_errno("reg_mr: ON_DEMAND rejected by ib_core",
+			     try_mr(mr_buf, MR_LEN, va, odp, NULL, 0),
+			     kernel_before(6, 2) ? EINVAL : EOPNOTSUPP);
+		return;
+	}
+	expect_errno("reg_mr: ON_DEMAND accepted (explicit ODP)",
+		     try_mr(mr_buf, MR_LEN, va, odp, NULL, 0), 0);
+	expect_errno("reg_mr: ON_DEMAND with iova != address accepted",
+		     try_mr(mr_buf, MR_LEN, 0x10000 + (va & 0xfff), odp, NULL,
+			    0), 0);
+	expect_errno("reg_mr: implicit ODP accepted",
+		     try_mr(NULL, SIZE_MAX, 0, odp, NULL, 0), 0);
+	expect_errno("reg_mr: implicit ODP at a non-zero iova rejected",
+		     try_mr(NULL, SIZE_MAX, 0x10000, odp, NULL, 0), EINVAL);
+	expect_errno("reg_mr: ON_DEMAND | HUGETLB accepted",
+		     try_mr(mr_buf, MR_LEN, va, odp | IBV_ACCESS_HUGETLB, NULL,
+			    0), 0);
+}
+
 static void test_reg_mr(void)
 {
 	uint64_t va = (uintptr_t)mr_buf;
@@ -1320,13 +1367,7 @@ static void test_reg_mr(void)
 	expect_errno("reg_mr: ZERO_BASED unsupported",
 		     try_mr(mr_buf, MR_LEN, va, lw | IBV_ACCESS_ZERO_BASED, NULL,
 			    0), EOPNOTSUPP);
-	/*
-	 * ib_core's ib_check_mr_access() answers for ODP before the driver
-	 * is called: EINVAL up to 6.1, EOPNOTSUPP in later kernels.
-	 */
-	expect_errno("reg_mr: ON_DEMAND rejected by ib_core",
-		     try_mr(mr_buf, MR_LEN, va, lw | IBV_ACCESS_ON_DEMAND, NULL,
-			    0), kernel_before(6, 2) ? EINVAL : EOPNOTSUPP);
+	test_reg_mr_odp();
 	expect_errno("reg_mr: zero length rejected",
 		     try_mr(mr_buf, 0, va, lw, NULL, 0), EINVAL);
 	expect_errno("reg_mr: length 2^41 rejected",

@@ -95,10 +95,37 @@ int shca_charge_ring(struct shca_charge *c, struct device *dma_dev,
 	return 0;
 }
 
+/**
+ * shca_charge_user - charge kernel memory held for a user to its mm
+ * @c: empty charge to fill
+ * @bytes: the memory's size
+ *
+ * For what a user's verb makes the kernel hold that is neither ring
+ * memory nor allocated by shca (an ODP umem's page lists, which ib_core
+ * allocates): the calling process's pinned_vm, against RLIMIT_MEMLOCK
+ * unless it has CAP_IPC_LOCK.  Undone by shca_uncharge_ring().
+ * Context: process, the user's own.
+ * Return: 0, or -ENOMEM when the limit would be passed (nothing is
+ * charged then).
+ */
+int shca_charge_user(struct shca_charge *c, u64 bytes)
+{
+	u64 pages = shca_charge_pages(bytes, PAGE_SHIFT);
+	int err;
+
+	err = shca_charge_mm(current->mm, pages);
+	if (err)
+		return err;
+	mmgrab(current->mm);
+	c->mm = current->mm;
+	c->pages = pages;
+	return 0;
+}
+
 /*
- * Undo shca_charge_ring() once the memory is freed; @c is left empty, so
- * a second call does nothing.  The mm may have exited: mmgrab() keeps
- * its struct, and pinned_vm is all we touch.
+ * Undo shca_charge_ring() or shca_charge_user() once the memory is
+ * freed; @c is left empty, so a second call does nothing.  The mm may
+ * have exited: mmgrab() keeps its struct, and pinned_vm is all we touch.
  * Context: any that may drop a device reference (process, or the last
  * munmap()).
  */
@@ -110,7 +137,9 @@ void shca_uncharge_ring(struct shca_charge *c)
 		atomic64_sub(c->pages, &c->mm->pinned_vm);
 		mmdrop(c->mm);
 	}
-	atomic64_sub(c->pages, shca_dma_dev_ring_pages(c->dev));
-	put_device(c->dev);
+	if (c->dev) {
+		atomic64_sub(c->pages, shca_dma_dev_ring_pages(c->dev));
+		put_device(c->dev);
+	}
 	*c = (struct shca_charge){};
 }

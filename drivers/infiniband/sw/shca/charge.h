@@ -10,6 +10,9 @@
  *    parameter ring_mem_max_mb.  The charge lives as long as the memory:
  *    it moves with a chunk into its mmap entry and is undone once, where
  *    the memory is freed (charge.c).
+ *  - The page lists of an ODP MR (ib_core allocates them: 16 bytes per
+ *    page of the MR, unswappable) are charged to the registering
+ *    process's pinned_vm as ring memory is, but not to the device.
  *  - Kernel-side state a user verb makes the driver allocate goes to the
  *    caller's memory cgroup: shca_gfp() (__GFP_ACCOUNT), and never wakes
  *    the OOM killer (__GFP_RETRY_MAYFAIL): such a verb fails with
@@ -38,6 +41,7 @@ struct shca_charge {
 
 int shca_charge_ring(struct shca_charge *c, struct device *dma_dev,
 		     u64 bytes, bool user);
+int shca_charge_user(struct shca_charge *c, u64 bytes);
 void shca_uncharge_ring(struct shca_charge *c);
 
 /* Hand a charge over with the memory it is for; @from is left empty. */

@@ -97,6 +97,22 @@ static_assert(SHCA_ACCESS_FLUSH_PERSISTENT == IB_ACCESS_FLUSH_PERSISTENT);
 #endif
 
 /*
+ * get_user_pages_remote() of @n pages of @mm from @addr, referenced;
+ * mmap_read_lock(@mm) held.  Since 6.5 it takes no vmas argument.
+ * SHCA_HAVE_GUP_VMAS comes from a header test in Kbuild.
+ */
+static inline long shca_gup_remote(struct mm_struct *mm, unsigned long addr,
+				   unsigned long n, unsigned int gup_flags,
+				   struct page **pages)
+{
+#ifdef SHCA_HAVE_GUP_VMAS
+	return get_user_pages_remote(mm, addr, n, gup_flags, pages, NULL, NULL);
+#else
+	return get_user_pages_remote(mm, addr, n, gup_flags, pages, NULL);
+#endif
+}
+
+/*
  * Does a tc program or classifier sit on @dev's ingress or egress?  Since
  * 6.6 both hang off tcx entries; before, classic tc had mini qdiscs.
  * SHCA_HAVE_TCX comes from a header test in Kbuild.  RCU held.

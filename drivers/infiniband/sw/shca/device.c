@@ -7,6 +7,7 @@
  * management extensions (FRWR) and memory windows of types 1 and 2B are
  * there (mr.c, mw.c).  Atomics are IB_ATOMIC_HCA: all shca atomics
  * are serialised by one lock (mem.c), but CPU accesses are not.
+ * On-demand paging (explicit ODP MRs, shca_odp.c) where ib_core has it.
  */
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
@@ -14,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
+#include "odp.h"
 #include "rss_logic.h"
 #include "rwq.h"
 #include "roce.h"
@@ -92,6 +94,7 @@ int shca_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->rss_caps.max_rwq_indirection_tables = SHCA_MAX_RWQ_IND_TBL;
 	attr->rss_caps.max_rwq_indirection_table_size =
 		1U << SHCA_RSS_MAX_LOG_TBL;
+	shca_odp_query_device(attr);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 
 #include "shca.h"
 #include "flow.h"
+#include "odp.h"
 #include "wire.h"
 #include "rwq.h"
 #include "roce.h"
@@ -447,6 +448,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
 	.device_group = &shca_attr_group,	/* SHCA_SYSFS_ABI_ATTR */
 
+	.advise_mr = SHCA_ADVISE_MR,	/* NULL without ODP */
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_mw = shca_alloc_mw,

@@ -15,6 +15,16 @@
  * Remote accesses (the RC/UC responder) name an MR or a memory window by
  * R_Key instead: shca_rmr_get() checks PD, access and range and returns
  * the MR (a window's MR) referenced for as long as the access lasts.
+ *
+ * On-demand paging MRs (shca_odp.c) are reached through their page list,
+ * which a copy faults in and holds locked (the umem's umem_mutex) while
+ * it runs, or (implicit ODP MRs) through the pages the process maps, each
+ * taken for one copy; that may sleep, so such a copy runs without
+ * mr->lock: their translation never changes (no rereg), and the
+ * reference the copy holds keeps the umem.  This file is the only way the driver reads or writes
+ * MR memory, so every consumer (the requester, the responder, the
+ * same-host direct path and its inline runs, tag matching's rendezvous
+ * READ, UD and raw packet receives) gets the faults.
  */
 #include <linux/highmem.h>
 #include <linux/scatterlist.h>
@@ -22,6 +32,7 @@
 
 #include "shca.h"
 #include "mem_logic.h"
+#include "odp.h"
 
 /* Sum of the SGE lengths; -EINVAL if it does not fit 32 bits. */
 int shca_sge_total(const struct shca_sge *sge, u32 num_sge, u64 *total)
@@ -147,28 +158,52 @@ static int shca_mr_copy_locked(struct shca_mr *mr, u64 addr, void *buf,
 	}
 	if (mr->type == SHCA_MR_FRMR)
 		return shca_frmr_copy(mr, addr, buf, len, to_mr);
+	if (WARN_ON_ONCE(mr->type != SHCA_MR_USER))
+		return -EFAULT;	/* ODP MRs copy through shca_odp_copy() */
 	return shca_umem_copy(mr, addr - mr->iova + ib_umem_offset(mr->umem),
 			      buf, len, to_mr);
 }
 
-/* One checked copy inside one MR.  Context: process, does not sleep. */
+/*
+ * May @cur copy @len bytes at @addr of @mr?  mr->lock held.
+ * Return: 0, -ENOENT, -EACCES or -EFAULT (shca_cursor_copy()).
+ */
+static int shca_mr_check_lkey(const struct shca_sge_cursor *cur,
+			      struct shca_mr *mr, u32 lkey, u64 addr, u32 len,
+			      bool to_mr)
+{
+	lockdep_assert_held(&mr->lock);
+	if (mr->key != lkey || !mr->valid)
+		return -ENOENT;
+	if (READ_ONCE(mr->ibmr.pd) != cur->pd ||
+	    (to_mr && !(mr->access & IB_ACCESS_LOCAL_WRITE)))
+		return -EACCES;
+	if (!shca_mr_covers(mr, addr, len))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * One checked copy inside one MR.  Context: process; sleeps only to
+ * fault in the pages of an ODP MR, and only if @cur allows it.
+ */
 static int shca_mr_copy(struct shca_sge_cursor *cur, u32 lkey, u64 addr,
 			void *buf, u32 len, bool to_mr)
 {
 	struct shca_mr *mr = shca_mr_get(cur->sdev, lkey);
-	int err = 0;
+	bool odp;
+	int err;
 
 	if (!mr)
 		return -ENOENT;
 	spin_lock(&mr->lock);
-	if (mr->key != lkey || !mr->valid)
-		err = -ENOENT;
-	else if (READ_ONCE(mr->ibmr.pd) != cur->pd ||
-		 (to_mr && !(mr->access & IB_ACCESS_LOCAL_WRITE)))
-		err = -EACCES;
-	else
+	err = shca_mr_check_lkey(cur, mr, lkey, addr, len, to_mr);
+	odp = shca_mr_is_odp(mr);
+	if (!err && !odp)
 		err = shca_mr_copy_locked(mr, addr, buf, len, to_mr);
 	spin_unlock(&mr->lock);
+	if (!err && odp)
+		err = shca_odp_copy(mr, addr, buf, len, to_mr, !cur->nofault);
 	shca_mr_put(mr);
 	return err;
 }
@@ -180,9 +215,12 @@ static int shca_mr_copy(struct shca_sge_cursor *cur, u32 lkey, u64 addr,
  * @len: bytes to copy
  * @to_mr: true to scatter @buf into the SGEs, false to gather from them
  *
- * Context: process (an engine work item); does not sleep.
+ * Context: process (an engine work item); sleeps only to fault in the
+ * pages of an ODP MR, never if @cur->nofault.
  * Return: 0, -ENOSPC if the SGEs are too short, or an access error
- * (-ENOENT bad key, -EACCES PD/access mismatch, -EFAULT out of range).
+ * (-ENOENT bad key, -EACCES PD/access mismatch, -EFAULT out of range or
+ * an ODP page that could not be had, -EAGAIN an ODP MR busy while
+ * @cur->nofault).
  */
 int shca_cursor_copy(struct shca_sge_cursor *cur, void *buf, u32 len,
 		     bool to_mr)
@@ -305,17 +343,56 @@ int shca_rmr_check_region(struct shca_qp *qp, u32 rkey, int access)
  * @to_mr: true to write @buf into the MR, false to read from it
  *
  * The range is checked again: the MR may have been re-registered.
- * Context: process (the RX engine); does not sleep.
+ * Context: process (the RX engine); sleeps only to fault in the pages of
+ * an ODP MR.
  * Return: 0 or -EFAULT.
  */
 int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len, bool to_mr)
 {
 	int err;
 
+	if (shca_mr_is_odp(mr)) {
+		if (!shca_mr_covers(mr, va, len))
+			return -EFAULT;
+		return shca_odp_copy(mr, va, buf, len, to_mr, true);
+	}
 	spin_lock(&mr->lock);
 	err = shca_mr_copy_locked(mr, va, buf, len, to_mr);
 	spin_unlock(&mr->lock);
 	return err;
+}
+
+/*
+ * Make the 8 bytes at @va of @mr ready for an atomic: an ODP MR's page
+ * is faulted in for writing and held (shca_odp_hold()) until
+ * shca_rmr_unhold(); nothing to do for the others.
+ * Context: process, may sleep.  Return: 0 or -EFAULT.
+ */
+static int shca_rmr_hold(struct shca_mr *mr, u64 va, struct shca_odp_hold *h)
+{
+	h->mr = NULL;
+	if (!shca_mr_is_odp(mr))
+		return 0;
+	if (!shca_mr_covers(mr, va, sizeof(u64)))
+		return -EFAULT;
+	return shca_odp_hold(mr, va, sizeof(u64), h);
+}
+
+/* Context: process, may sleep. */
+static void shca_rmr_unhold(struct shca_odp_hold *h)
+{
+	if (h->mr)
+		shca_odp_release(h);
+}
+
+/* shca_rmr_copy() under shca_rmr_hold().  Context: does not sleep. */
+static int shca_rmr_copy_held(struct shca_mr *mr, const struct shca_odp_hold *h,
+			      u64 va, void *buf, u32 len, bool to_mr)
+{
+	if (!h->mr)
+		return shca_rmr_copy(mr, va, buf, len, to_mr);
+	shca_odp_copy_held(h, va, buf, len, to_mr);
+	return 0;
 }
 
 /**
@@ -328,26 +405,32 @@ int shca_rmr_copy(struct shca_mr *mr, u64 va, void *buf, u32 len, bool to_mr)
  * @orig: the value found at @va before the operation
  *
  * All shca atomics are serialised by one lock (IB_ATOMIC_HCA).
- * Context: process (the RX engine); does not sleep.
+ * Context: process (the RX engine); sleeps only to fault in the page of
+ * an ODP MR, before taking the atomics' lock.
  * Return: 0 or -EFAULT.
  */
 int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
 		    u64 compare, u64 *orig)
 {
+	struct shca_odp_hold h;
 	u64 val;
 	int err;
 
+	err = shca_rmr_hold(mr, va, &h);
+	if (err)
+		return err;
 	spin_lock(&shca_atomic_lock);
-	err = shca_rmr_copy(mr, va, &val, sizeof(val), false);
+	err = shca_rmr_copy_held(mr, &h, va, &val, sizeof(val), false);
 	if (!err) {
 		*orig = val;
 		if (cmp_swap)
 			val = val == compare ? swap_add : val;
 		else
 			val += swap_add;
-		err = shca_rmr_copy(mr, va, &val, sizeof(val), true);
+		err = shca_rmr_copy_held(mr, &h, va, &val, sizeof(val), true);
 	}
 	spin_unlock(&shca_atomic_lock);
+	shca_rmr_unhold(&h);
 	return err;
 }
 
@@ -359,15 +442,21 @@ int shca_rmr_atomic(struct shca_mr *mr, u64 va, bool cmp_swap, u64 swap_add,
  *
  * Serialised with the other atomics (shca_rmr_atomic()), so none of them
  * sees half of it.
- * Context: process (the RX engine); does not sleep.
+ * Context: process (the RX engine); sleeps only to fault in the page of
+ * an ODP MR, before taking the atomics' lock.
  * Return: 0 or -EFAULT.
  */
 int shca_rmr_atomic_write(struct shca_mr *mr, u64 va, u64 val)
 {
+	struct shca_odp_hold h;
 	int err;
 
+	err = shca_rmr_hold(mr, va, &h);
+	if (err)
+		return err;
 	spin_lock(&shca_atomic_lock);
-	err = shca_rmr_copy(mr, va, &val, sizeof(val), true);
+	err = shca_rmr_copy_held(mr, &h, va, &val, sizeof(val), true);
 	spin_unlock(&shca_atomic_lock);
+	shca_rmr_unhold(&h);
 	return err;
 }

@@ -16,14 +16,23 @@
  * fails with -EBUSY (IBTA lets deregistration fail while windows are
  * bound), the windows hold references to it, and the consumer must
  * unbind, invalidate or deallocate them first.
+ *
+ * A user MR with IB_ACCESS_ON_DEMAND gets an ODP umem (shca_odp.c; of
+ * huge pages with IB_ACCESS_HUGETLB) instead of a pinned one, or, for
+ * address 0 and length SIZE_MAX, no umem at all: an implicit ODP MR of
+ * the whole address space, which keeps the registering process's mm.
+ * Neither can be re-registered.
  */
 #include <linux/log2.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "shca.h"
 #include "mem_logic.h"
+#include "odp.h"
+#include "odp_logic.h"
 
 /*
  * The access an MR may carry.  FLUSH_GLOBAL lets FLUSH requests name the
@@ -34,9 +43,18 @@
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
 			 IB_ACCESS_MW_BIND | SHCA_MR_ACCESS_FLUSH)
 
-static int shca_mr_check_access(struct ib_device *ibdev, int access)
+/*
+ * @odp: IB_ACCESS_ON_DEMAND is allowed (reg_user_mr, if built in), and
+ * with it IB_ACCESS_HUGETLB (the ODP umem's pages are huge pages).
+ */
+static int shca_mr_check_access(struct ib_device *ibdev, int access, bool odp)
 {
-	int unsupported = access & ~(SHCA_MR_ACCESS | IB_ACCESS_OPTIONAL);
+	int allowed = SHCA_MR_ACCESS | IB_ACCESS_OPTIONAL;
+	int unsupported;
+
+	if (odp && (access & SHCA_ACCESS_ODP))
+		allowed |= SHCA_ACCESS_ODP | IB_ACCESS_HUGETLB;
+	unsupported = access & ~allowed;
 
 	if (unsupported) {
 		ibdev_dbg(ibdev, "mr: unsupported access flags %#x\n",
@@ -100,6 +118,9 @@ static void shca_mr_destroy(struct shca_dev *sdev, struct shca_mr *mr)
 	kref_put(&mr->ref, shca_mr_release);
 	wait_for_completion(&mr->freed);
 	ib_umem_release(mr->umem);
+	shca_uncharge_ring(&mr->charge);
+	if (mr->mm)
+		mmdrop(mr->mm);
 	kfree(mr->frmr.map);
 	kfree(mr->frmr.pages);
 	atomic_dec(&sdev->num_mr);
@@ -135,7 +156,7 @@ struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct shca_mr *mr;
 	int err;
 
-	err = shca_mr_check_access(&sdev->ibdev, access);
+	err = shca_mr_check_access(&sdev->ibdev, access, false);
 	if (err)
 		return shca_mr_fail(sdev, err);
 	mr = shca_mr_new(sdev, access, false);
@@ -170,10 +191,40 @@ static struct ib_umem *shca_umem_get(struct ib_device *ibdev, u64 start,
 	err = shca_mr_check_range(ibdev, start, length, iova);
 	if (err)
 		return ERR_PTR(err);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return shca_odp_umem_get(ibdev, start, length, access);
 	umem = ib_umem_get(ibdev, start, length, access);
 	if (IS_ERR(umem))
 		ibdev_dbg(ibdev, "mr: ib_umem_get failed %ld\n", PTR_ERR(umem));
 	return umem;
+}
+
+/*
+ * An implicit ODP MR: the whole address space of the calling process,
+ * its pages taken on each access (shca_odp.c).  Its iova is 0.
+ * Context: process (reg_user_mr), the registering task.
+ */
+static struct ib_mr *shca_reg_odp_implicit(struct shca_dev *sdev, u64 iova,
+					   int access)
+{
+	struct shca_mr *mr;
+
+	if (iova) {
+		ibdev_dbg(&sdev->ibdev, "mr: implicit ODP at iova %#llx\n",
+			  iova);
+		return shca_mr_fail(sdev, -EINVAL);
+	}
+	mr = shca_mr_new(sdev, access, true);
+	if (IS_ERR(mr))
+		return shca_mr_fail(sdev, PTR_ERR(mr));
+	mr->type = SHCA_MR_ODP_IMPLICIT;
+	mr->length = U64_MAX;
+	mr->ibmr.length = U64_MAX;
+	/* its counters need the device before ib_core sets it too */
+	mr->ibmr.device = &sdev->ibdev;
+	mmgrab(current->mm);
+	mr->mm = current->mm;
+	return shca_mr_finish(sdev, mr, 0);
 }
 
 struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
@@ -186,9 +237,11 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	err = shca_udata_no_req(&sdev->ibdev, udata);
 	if (!err)
-		err = shca_mr_check_access(&sdev->ibdev, access);
+		err = shca_mr_check_access(&sdev->ibdev, access, true);
 	if (err)
 		return shca_mr_fail(sdev, err);
+	if ((access & IB_ACCESS_ON_DEMAND) && shca_odp_implicit(start, length))
+		return shca_reg_odp_implicit(sdev, iova, access);
 	umem = shca_umem_get(&sdev->ibdev, start, length, iova, access);
 	if (IS_ERR(umem))
 		return shca_mr_fail(sdev, PTR_ERR(umem));
@@ -197,13 +250,15 @@ struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		ib_umem_release(umem);
 		return shca_mr_fail(sdev, PTR_ERR(mr));
 	}
-	mr->type = SHCA_MR_USER;
+	mr->type = umem->is_odp ? SHCA_MR_ODP : SHCA_MR_USER;
 	mr->umem = umem;
 	mr->iova = iova;
 	mr->length = length;
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
-	return shca_mr_finish(sdev, mr, 0);
+	if (umem->is_odp)
+		err = shca_odp_charge(mr);
+	return shca_mr_finish(sdev, mr, err);
 }
 
 /* Swap the translation; the old umem is returned for release. */
@@ -236,6 +291,10 @@ static int shca_rereg_check(struct ib_device *ibdev, struct shca_mr *mr,
 		ibdev_dbg(ibdev, "mr: unknown rereg flags %#x\n", flags);
 		return -EOPNOTSUPP;
 	}
+	if (shca_mr_is_odp(mr)) {
+		ibdev_dbg(ibdev, "mr: rereg of an ODP MR is not supported\n");
+		return -EOPNOTSUPP;
+	}
 	if (mr->type != SHCA_MR_USER) {
 		ibdev_dbg(ibdev, "mr: rereg of a non-user MR\n");
 		return -EINVAL;
@@ -245,7 +304,7 @@ static int shca_rereg_check(struct ib_device *ibdev, struct shca_mr *mr,
 		return -EBUSY;
 	}
 	if (flags & IB_MR_REREG_ACCESS)
-		return shca_mr_check_access(ibdev, access);
+		return shca_mr_check_access(ibdev, access, false);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "roce.h"
 #include "raw.h"
 #include "rwqe.h"
+#include "odp.h"
 #include "rq_logic.h"
 #include "rwq.h"
 
@@ -27,9 +28,13 @@
  * MR can grant it, compat.h) and on 6.1 there is no FLUSH at all.  Any
  * other bit is refused.
  */
+/*
+ * IB_ACCESS_ON_DEMAND means nothing for a QP; rdma-core's test_odp grants
+ * it on its QPs all the same, so it is accepted where ODP is (odp.h).
+ */
 #define SHCA_QP_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			 SHCA_ACCESS_FLUSH)
+			 SHCA_ACCESS_FLUSH | SHCA_ACCESS_ODP)
 
 /*
  * XRC: an initiator is a user QP (a kernel work request has no field for

@@ -368,6 +368,7 @@ enum ib_wc_status shca_frame_scatter(struct shca_dev *sdev, struct ib_pd *pd,
 		.pd = pd,
 		.sge = w->sge,
 		.num_sge = w->hdr.num_sge,
+		.nofault = true,
 	};
 	u64 total;
 	int err;

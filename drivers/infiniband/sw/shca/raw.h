@@ -14,7 +14,8 @@
  * every SGE against @pd (lkey, bounds, local write) the same way rx_engine.c
  * does; @w is as shca_rwqe_pop() checked it.  Returns IB_WC_SUCCESS (and
  * *byte_len = skb->len), IB_WC_LOC_LEN_ERR or IB_WC_LOC_PROT_ERR.
- * Context: any, may not sleep.
+ * Context: process, may not sleep: an ODP MR's pages are used only if
+ * present (shca_sge_cursor.nofault).
  */
 enum ib_wc_status shca_frame_scatter(struct shca_dev *sdev, struct ib_pd *pd,
 				     const struct shca_rwqe *w,

@@ -695,6 +695,7 @@ static enum ib_wc_status shca_rwq_scatter_stripped(struct shca_dev *sdev,
 		.pd = rwq->ibwq.pd,
 		.sge = w->sge,
 		.num_sge = w->hdr.num_sge,
+		.nofault = true,	/* under rwq->lock */
 	};
 	u32 len = skb->len - SHCA_CVLAN_LEN;
 	u64 total;

@@ -43,6 +43,10 @@
  *  - mw->lock (spinlock) -> mr->lock (spinlock): MR translation fields
  *    (rereg, fast registration, invalidation vs. lookups); a bind takes
  *    the window's lock, then one MR lock at a time.
+ *  - an ODP MR's umem_odp->umem_mutex (ib_core's mutex) -> the atomics'
+ *    lock (mem.c): held while a copy uses the MR's pages, taken by the
+ *    MMU notifier to unmap them (shca_odp.c); never under mr->lock, and
+ *    under another spinlock only by mutex_trylock().
  *  - xarrays use their internal lock.
  */
 #ifndef SHCA_H
@@ -243,6 +247,8 @@ enum shca_mr_type {
 	SHCA_MR_DMA,
 	SHCA_MR_USER,
 	SHCA_MR_FRMR,		/* ib_alloc_mr(IB_MR_TYPE_MEM_REG) */
+	SHCA_MR_ODP,		/* user MR, IB_ACCESS_ON_DEMAND (shca_odp.c) */
+	SHCA_MR_ODP_IMPLICIT,	/* ODP MR of the whole address space */
 };
 
 /*
@@ -265,7 +271,11 @@ struct shca_mr {
 	struct ib_mr ibmr;
 	struct kref ref;
 	struct completion freed;
-	spinlock_t lock;		/* everything below but type/index */
+	/*
+	 * everything below but type/index; an ODP MR's umem, mm, iova and
+	 * length never change once it is published (no rereg)
+	 */
+	spinlock_t lock;
 	enum shca_mr_type type;
 	struct ib_umem *umem;
 	/* the umem's scatterlist entry last copied at, and its first page */
@@ -280,7 +290,16 @@ struct shca_mr {
 	bool dead;			/* deregistration started */
 	u32 num_mw;			/* memory windows bound to it */
 	struct shca_frmr frmr;		/* SHCA_MR_FRMR only */
+	struct shca_charge charge;	/* SHCA_MR_ODP: its page lists */
+	/* SHCA_MR_ODP_IMPLICIT: the registering process's, mmgrab()ed */
+	struct mm_struct *mm;
 };
+
+/* Is @mr an on-demand paging MR (shca_odp.c)?  Its type never changes. */
+static inline bool shca_mr_is_odp(const struct shca_mr *mr)
+{
+	return mr->type == SHCA_MR_ODP || mr->type == SHCA_MR_ODP_IMPLICIT;
+}
 
 /* A memory window (type 1 or 2B); the same lookup rules as an MR. */
 struct shca_mw {
@@ -760,6 +779,11 @@ struct shca_sge_cursor {
 	u32 num_sge;
 	u32 idx;		/* current SGE */
 	u32 off;		/* bytes used of the current SGE */
+	/*
+	 * the caller cannot sleep (holds a spinlock): an ODP MR's pages
+	 * are used only if present, never faulted in
+	 */
+	bool nofault;
 };
 
 int shca_sge_total(const struct shca_sge *sge, u32 num_sge, u64 *total);

@@ -1,0 +1,302 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""odp_cases: on-demand paging MRs while the mm takes their pages away.
+
+    odp_cases.py DEV GIDX                       (scripts/e2e/odp.sh)
+
+Two RC QPs of DEV connected to each other (DEV's own address, GID index
+GIDX).  The requester A has a plain MR; the target's buffer is a fresh
+anonymous private mapping under an ODP MR (IBV_ACCESS_ON_DEMAND), so
+MADV_DONTNEED on it makes the mm drop its pages (an MMU notifier
+invalidation for an explicit MR) and later reads of it see zeros.  The
+caps: IBV_ODP_SUPPORT and IMPLICIT, RC send/recv/write/read/atomic/SRQ;
+ibv_advise_mr over a plain MR is EINVAL.  Then for each kind of target,
+an explicit MR, an implicit one (the whole address space) and, where
+2 MiB huge pages are set aside, an explicit MR of huge pages:
+
+  - first touch: a WRITE into never-touched pages lands, faulting them
+    in (odp_faults grows);
+  - no stale pages, ROUNDS times: the CPU writes P, a READ sees P;
+    MADV_DONTNEED; a READ sees zeros, not P (odp_invalidations grows,
+    but for the implicit MR, which keeps no pages); the CPU writes Q, a
+    READ sees Q; a WRITE of R, the CPU sees R;
+  - atomics: FETCH_AND_ADD and CMP_AND_SWP after MADV_DONTNEED see 0 and
+    leave what the CPU then reads;
+  - prefetch: ibv_advise_mr PREFETCH_WRITE and PREFETCH_NO_FAULT succeed
+    (odp_prefetches grows by two);
+  - race: a thread keeps dropping the pages while WRITEs of round k and
+    READs back run: every completion succeeds, and every byte read back
+    is k or 0 (a byte of an earlier round would be a stale page); then
+    the no-stale check once more.
+
+Prints "ok - odp: ..." / "not ok - odp: ..." lines; exit status 1 if
+any case failed.
+"""
+import ctypes
+import mmap
+import sys
+import threading
+
+import caselib
+from pyverbs.mr import MR
+from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.qp import QP, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR
+import pyverbs.enums as e
+
+DEV = sys.argv[1]
+GIDX = int(sys.argv[2])
+SIZE = 64 * 1024
+ROUNDS = 20
+RACE_ROUNDS = 200
+MADV_DONTNEED = 4
+MAP_HUGETLB = 0x40000      # x86
+HUGE = 2 * 1024 * 1024
+TAP = caselib.Tap('odp: ')
+result = TAP.result
+ACC = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | \
+    e.IBV_ACCESS_REMOTE_READ | e.IBV_ACCESS_REMOTE_ATOMIC
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+ctx, pd, cq = caselib.ctx_pd_cq(DEV, 64)
+gid = ctx.query_gid(port_num=1, index=GIDX)
+
+
+def rc_qp():
+    return QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                             cap=QPCap(max_send_wr=8, max_recv_wr=8,
+                                       max_send_sge=1, max_recv_sge=1)))
+
+
+class Target:
+    """B's buffer, an anonymous private mapping, under an ODP MR: explicit
+    over the buffer, implicit (the whole address space), or explicit
+    over 2 MiB huge pages (IBV_ACCESS_HUGETLB)."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+        self.maplen = SIZE
+        if kind == 'huge':
+            flags |= MAP_HUGETLB
+            self.maplen = HUGE
+        self.map = mmap.mmap(-1, self.maplen, flags=flags)
+        self.addr = ctypes.addressof(ctypes.c_char.from_buffer(self.map))
+        acc = ACC | e.IBV_ACCESS_ON_DEMAND
+        if kind == 'huge':
+            acc |= e.IBV_ACCESS_HUGETLB
+        self.mr = MR(pd, self.maplen, acc, address=self.addr,
+                     implicit=kind == 'implicit')
+
+    def drop(self):
+        """MADV_DONTNEED: the mm drops the pages; they read as zeros."""
+        if libc.madvise(self.addr, self.maplen, MADV_DONTNEED):
+            raise OSError(ctypes.get_errno(), 'madvise')
+
+    def cpu_write(self, byte):
+        self.map[0:SIZE] = bytes([byte]) * SIZE
+
+    def cpu_read(self):
+        return self.map[0:SIZE]
+
+
+a, b = rc_qp(), rc_qp()
+for x, y in ((a, b), (b, a)):
+    x.to_rts(caselib.rc_attr(gid, GIDX, 0x10000, ACC, dqpn=y.qp_num))
+src = MR(pd, SIZE, ACC)
+
+
+def run(tgt, opcode, nbytes=SIZE, atomic=None):
+    """One WRITE, READ or atomic from A's src MR at tgt; True if it
+    completed successfully."""
+    wr = SendWR(opcode=opcode, num_sge=1,
+                sg=[SGE(src.buf, nbytes, src.lkey)],
+                send_flags=e.IBV_SEND_SIGNALED)
+    if atomic is None:
+        wr.set_wr_rdma(tgt.mr.rkey, tgt.addr)
+    else:
+        wr.set_wr_atomic(rkey=tgt.mr.rkey, addr=tgt.addr,
+                         compare_add=atomic[0], swap=atomic[1])
+    a.post_send(wr)
+    wcs = caselib.poll(cq)
+    return len(wcs) == 1 and wcs[0].status == e.IBV_WC_SUCCESS
+
+
+def write(tgt, byte):
+    src.write(bytes([byte]) * SIZE, SIZE, 0)
+    return run(tgt, e.IBV_WR_RDMA_WRITE)
+
+
+def read(tgt):
+    """tgt's bytes as a READ sees them, or None if it failed."""
+    src.write(b'\xa5' * SIZE, SIZE, 0)
+    if not run(tgt, e.IBV_WR_RDMA_READ):
+        return None
+    return src.read(SIZE, 0)
+
+
+def stat(name):
+    return caselib.counters(DEV).get(name, 0)
+
+
+def case_caps():
+    caps = ctx.query_device_ex().odp_caps
+    rc = e.IBV_ODP_SUPPORT_SEND | e.IBV_ODP_SUPPORT_RECV | \
+        e.IBV_ODP_SUPPORT_WRITE | e.IBV_ODP_SUPPORT_READ | \
+        e.IBV_ODP_SUPPORT_ATOMIC | e.IBV_ODP_SUPPORT_SRQ_RECV
+    general = e.IBV_ODP_SUPPORT | e.IBV_ODP_SUPPORT_IMPLICIT
+    result('caps: explicit and implicit ODP, every RC operation',
+           caps.general_caps == general and caps.rc_odp_caps == rc,
+           f'general {caps.general_caps:#x} rc {caps.rc_odp_caps:#x}')
+
+
+def case_first_touch(tgt):
+    faults = stat('odp_faults')
+    ok = write(tgt, 0x11)
+    result(f'{tgt.kind}: a WRITE into untouched pages lands',
+           ok and tgt.cpu_read() == b'\x11' * SIZE,
+           'completion failed' if not ok else 'the CPU sees other bytes')
+    result(f'{tgt.kind}: odp_faults grew', stat('odp_faults') > faults,
+           f'odp_faults stayed {faults}')
+
+
+def no_stale(tgt, rnd):
+    """One round of the no-stale check; '' or what went wrong."""
+    p, q, r = 0x21 + rnd % 64, 0x61 + rnd % 64, 0xa1 + rnd % 64
+    tgt.cpu_write(p)
+    if read(tgt) != bytes([p]) * SIZE:
+        return 'a READ missed what the CPU wrote'
+    tgt.drop()
+    got = read(tgt)
+    if got != bytes(SIZE):
+        return 'a READ after MADV_DONTNEED saw ' + \
+            ('nothing' if got is None else 'old bytes, not zeros')
+    tgt.cpu_write(q)
+    if read(tgt) != bytes([q]) * SIZE:
+        return 'a READ missed the CPU\'s bytes on the new pages'
+    if not write(tgt, r) or tgt.cpu_read() != bytes([r]) * SIZE:
+        return 'the CPU missed a WRITE to the new pages'
+    return ''
+
+
+def case_no_stale(tgt):
+    inval = stat('odp_invalidations')
+    why = ''
+    for rnd in range(ROUNDS):
+        why = no_stale(tgt, rnd)
+        if why:
+            why = f'round {rnd}: {why}'
+            break
+    result(f'{tgt.kind}: no stale pages: {ROUNDS} rounds of CPU, READ, '
+           'DONTNEED, WRITE', not why, why)
+    if tgt.kind != 'implicit':      # it keeps no pages to invalidate
+        result(f'{tgt.kind}: odp_invalidations grew',
+               stat('odp_invalidations') > inval,
+               f'odp_invalidations stayed {inval}')
+
+
+def case_atomics(tgt):
+    for op, name, arg, want in (
+            (e.IBV_WR_ATOMIC_FETCH_AND_ADD, 'FETCH_AND_ADD', (5, 0), 5),
+            (e.IBV_WR_ATOMIC_CMP_AND_SWP, 'CMP_AND_SWP', (0, 7), 7)):
+        tgt.cpu_write(0x33)
+        tgt.drop()
+        ok = run(tgt, op, 8, arg)
+        old = int.from_bytes(src.read(8, 0), 'little')
+        now = int.from_bytes(tgt.cpu_read()[:8], 'little')
+        result(f'{tgt.kind}: {name} on dropped pages sees 0, leaves {want}',
+               ok and old == 0 and now == want,
+               f'ok {ok} old {old:#x} now {now:#x}')
+
+
+def advise(advice, mr, addr):
+    try:
+        pd.advise_mr(advice, e._IBV_ADVISE_MR_FLAG_FLUSH,
+                     [SGE(addr, SIZE, mr.lkey)])
+    except PyverbsRDMAError as ex:
+        return ex.error_code
+    return 0
+
+
+def case_prefetch(tgt):
+    pre = stat('odp_prefetches')
+    tgt.drop()
+    rc = advise(e._IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, tgt.mr, tgt.addr)
+    result(f'{tgt.kind}: prefetch: PREFETCH_WRITE', rc == 0, f'errno {rc}')
+    rc = advise(e._IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, tgt.mr, tgt.addr)
+    result(f'{tgt.kind}: prefetch: PREFETCH_NO_FAULT', rc == 0,
+           f'errno {rc}')
+    result(f'{tgt.kind}: prefetch: odp_prefetches grew by 2',
+           stat('odp_prefetches') == pre + 2,
+           f'{pre} -> {stat("odp_prefetches")}')
+
+
+def case_prefetch_plain():
+    rc = advise(e._IBV_ADVISE_MR_ADVICE_PREFETCH, src, src.buf)
+    result('prefetch: a plain MR is EINVAL', rc == 22, f'errno {rc}')
+
+
+def case_race(tgt):
+    stop = threading.Event()
+    drops = [0]
+
+    def dropper():
+        while not stop.is_set():
+            libc.madvise(tgt.addr, tgt.maplen, MADV_DONTNEED)
+            drops[0] += 1
+
+    t = threading.Thread(target=dropper)
+    t.start()
+    why = ''
+    try:
+        for k in range(RACE_ROUNDS):
+            byte = 0x40 + k % 64
+            if not write(tgt, byte):
+                why = f'round {k}: a WRITE failed'
+                break
+            got = read(tgt)
+            if got is None:
+                why = f'round {k}: a READ failed'
+                break
+            stray = set(got) - {byte, 0}
+            if stray:
+                why = f'round {k}: read bytes {sorted(stray)[:4]} of ' \
+                    'another round'
+                break
+    finally:
+        stop.set()
+        t.join()
+    result(f'{tgt.kind}: race: {RACE_ROUNDS} WRITE+READ rounds against '
+           f'MADV_DONTNEED ({drops[0]} drops): each byte is the round\'s '
+           'or 0', not why, why)
+    why = no_stale(tgt, 0)
+    result(f'{tgt.kind}: race: no stale page after it', not why, why)
+
+
+def huge_pages():
+    """Are 2 MiB huge pages set aside (odp.sh asks for some)?"""
+    try:
+        with open('/sys/kernel/mm/hugepages/hugepages-2048kB/'
+                  'free_hugepages') as f:
+            return int(f.read()) > 0
+    except OSError:
+        return False
+
+
+case_caps()
+case_prefetch_plain()
+kinds = ['explicit', 'implicit'] + (['huge'] if huge_pages() else [])
+if 'huge' not in kinds:
+    print('# no free 2 MiB huge pages: the huge page cases do not run')
+for kind in kinds:
+    tgt = Target(kind)
+    case_first_touch(tgt)
+    case_no_stale(tgt)
+    case_atomics(tgt)
+    case_prefetch(tgt)
+    case_race(tgt)
+pages = stat('odp_invalidated_pages')
+result('odp_invalidated_pages counted', pages > 0, f'{pages}')
+sys.exit(1 if TAP.fails else 0)
