@@ -30,8 +30,10 @@
  * nonce) and answers on that QP with its own message, which carries its
  * verdict; the client checks it the same way and its own SEND's
  * completion.  The server disconnects each connection once its answer
- * completed and the connection was established; both sides then destroy
- * the QPs, the CQ, the MR, the PD and the ids.
+ * completed and the connection was established (a client whose SEND's
+ * completion or answer the disconnect overtook waits for them, up to -W
+ * seconds); both sides then destroy the QPs, the CQ, the MR, the PD and
+ * the ids.
  *
  * Each side's parent prints one summary line when its processes ended:
  *
@@ -53,6 +55,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -108,11 +111,16 @@ struct report {
 	double t;
 };
 
-/* One connection of a process, indexed by the other side's process. */
+/*
+ * One connection of a process, indexed by the other side's process.  A
+ * client's connection that the server disconnected before both of its
+ * messages were done waits for them from @gone (its time) on.
+ */
 struct conn {
 	struct rdma_cm_id *id;
 	struct ibv_qp *qp;
 	bool est, sent, got, verified, disc_sent, done;
+	double gone;
 };
 
 /*
@@ -310,10 +318,28 @@ static void pair_of(struct proc *p, unsigned int c, uint32_t *cli, uint32_t *srv
 }
 
 /*
+ * finish - connection @c was disconnected by the other side: the client
+ * answers the server's disconnect (rdma_disconnect() sends the reply);
+ * its QP goes.  The id stays until teardown().
+ */
+static void finish(struct proc *p, unsigned int c)
+{
+	struct conn *cn = &p->conn[c];
+
+	if (!p->server && rdma_disconnect(cn->id))
+		fail("connection to server %u: rdma_disconnect: %s", c, strerror(errno));
+	cn->done = true;
+	rdma_destroy_qp(cn->id);
+	cn->qp = NULL;
+	p->ndone++;
+}
+
+/*
  * step - what connection @c does next: either side counts the pair
  * verified once its SEND completed and the other side's message checked
  * out; the server disconnects once the pair is verified and the
- * connection established.
+ * connection established; a client finishes a connection the server
+ * disconnected once the pair is verified.
  */
 static void step(struct proc *p, unsigned int c)
 {
@@ -329,6 +355,8 @@ static void step(struct proc *p, unsigned int c)
 		if (rdma_disconnect(cn->id))
 			fail("rdma_disconnect (client %u): %s", c, strerror(errno));
 	}
+	if (!p->server && cn->verified && cn->gone && !cn->done)
+		finish(p, c);
 }
 
 /* on_wc - one completion: status, opcode, QP; a message also its length and bytes. */
@@ -510,19 +538,25 @@ static void on_cm(struct proc *p, struct rdma_cm_event *ev)
 		step(p, c);
 		return;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		/* a completion the event overtook is in the CQ by now */
+		/* the completions that came before the event first */
 		drain_cq(p);
-		if (!cn->sent || !cn->got || cn->done)
-			fail("%s: disconnected (status %d) with %s", what, ev->status,
-			     cn->done ? "its disconnect already done" :
-			     !cn->got ? "its message not received" : "its SEND not completed");
-		if (!p->server && rdma_disconnect(ev->id))
-			fail("%s: rdma_disconnect: %s", what, strerror(errno));
-		cn->done = true;
-		rdma_destroy_qp(ev->id);
-		cn->qp = NULL;
-		p->ndone++;
-		return;
+		if (cn->done || cn->gone)
+			fail("%s: disconnected twice (status %d)", what, ev->status);
+		if (cn->verified) {
+			finish(p, c);
+			return;
+		}
+		/*
+		 * The server disconnects once its answer completed; the
+		 * client's own SEND's completion or the answer's may still
+		 * be on their way (an ACK lost and resent): wait for them.
+		 */
+		if (!p->server && cn->est) {
+			cn->gone = now_s();
+			return;
+		}
+		fail("%s: disconnected (status %d) with %s", what, ev->status,
+		     !cn->got ? "its message not received" : "its SEND not completed");
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return;
 	default:
@@ -620,6 +654,12 @@ static void run(struct proc *p)
 				else if (errno != EAGAIN)
 					fail("ibv_get_cq_event: %s", strerror(errno));
 			}
+		for (k = 0; k < (int)p->n; k++)
+			if (p->conn[k].gone && !p->conn[k].done &&
+			    now_s() - p->conn[k].gone > p->watchdog)
+				fail("connection to server %d: disconnected by the server %d s ago with %s",
+				     k, p->watchdog, !p->conn[k].got ? "its answer not received" :
+				     "its SEND not completed");
 		/* no watchdog while the server waits for its first request or the client for go */
 		if (p->armed && !p->go_wait && now_s() - p->last > p->watchdog)
 			fail("nothing for %d s: %u of %u connections established, %u verified, %u disconnected",
@@ -873,12 +913,10 @@ static int parent(struct proc *tmpl, const struct sockaddr *sa, socklen_t salen,
 int main(int argc, char **argv)
 {
 	struct proc p = { .n = 2, .watchdog = 120 };
-	struct rdma_addrinfo hints = { .ai_port_space = RDMA_PS_TCP }, *ai;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai;
 	const char *addr = NULL;
 	unsigned long port = 7490, n = 2;
-	const struct sockaddr *sa;
-	socklen_t salen;
-	int opt, srv = -1;
+	int opt, srv = -1, err;
 
 	while ((opt = getopt(argc, argv, "sca:p:n:d:W:")) != -1) {
 		switch (opt) {
@@ -903,18 +941,20 @@ int main(int argc, char **argv)
 	who = srv ? "a2a_cm server" : "a2a_cm client";
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	if (srv)
-		hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo(addr, NULL, &hints, &ai))
-		fail("rdma_getaddrinfo(%s): %s", addr, strerror(errno));
-	sa = srv ? ai->ai_src_addr : ai->ai_dst_addr;
-	salen = srv ? ai->ai_src_len : ai->ai_dst_len;
-	if (!sa || salen > sizeof(struct sockaddr_storage))
-		fail("rdma_getaddrinfo(%s): no address", addr);
+	/*
+	 * The libc's resolver, not rdma_getaddrinfo(): nothing of librdmacm
+	 * or libibverbs is set up before the fork, each process has its own.
+	 */
+	err = getaddrinfo(addr, NULL, &hints, &ai);
+	if (err)
+		fail("getaddrinfo(%s): %s", addr, gai_strerror(err));
+	if (ai->ai_addrlen > sizeof(struct sockaddr_storage) ||
+	    (ai->ai_family != AF_INET && ai->ai_family != AF_INET6))
+		fail("getaddrinfo(%s): no IPv4 or IPv6 address", addr);
 	if (!srv)
 		p.nonce = ((uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid() << 20) | 1;
 	say("pid %d: %u processes, %lu connections, %s %s ports %lu..%lu%s%s", (int)getpid(),
 	    p.n, n * n, srv ? "on" : "to", addr, port, port + n - 1, p.dev ? ", device " : "",
 	    p.dev ? p.dev : "");
-	return parent(&p, sa, salen, port);
+	return parent(&p, ai->ai_addr, ai->ai_addrlen, port);
 }
