@@ -123,7 +123,7 @@ a2a_side() {
 		"no summary of $((A2A_N * A2A_N)) connections verified"
 }
 a2a_case() {
-	local srv=$1 addr args="-p 7490 -n $A2A_N -d $DEV -W 120"
+	local srv=$1 addr args="-p 7500 -n $A2A_N -d $DEV -W 120"
 	addr=$(peer_of "$srv")
 	two_case "all-to-all connect ${A2A_N}x$A2A_N, RC through RDMA CM, a SEND each way verified (server $srv)" \
 		"$srv" "text:a2a_cm server: listening" "$A2A -s -a $addr $args" "$A2A -c -a $addr $args" \
