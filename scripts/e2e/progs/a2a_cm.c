@@ -767,7 +767,8 @@ static void summary(struct side *s, const char *result)
 }
 
 /* side_fail - every child still there killed and reaped, the summary, exit 1. */
-static void side_fail(struct side *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void side_fail(struct side *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
 static void side_fail(struct side *s, const char *fmt, ...)
 {
 	char why[256];
@@ -778,10 +779,10 @@ static void side_fail(struct side *s, const char *fmt, ...)
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
 	for (i = 0; i < s->n; i++)
-		if (!s->exited[i])
+		if (!s->exited[i] && s->pid[i] > 0)
 			kill(s->pid[i], SIGKILL);
 	for (i = 0; i < s->n; i++)
-		if (!s->exited[i])
+		if (!s->exited[i] && s->pid[i] > 0)
 			waitpid(s->pid[i], NULL, 0);
 	say("FAILED: %s", why);
 	summary(s, "FAILED");
