@@ -33,15 +33,18 @@
  * completed and the connection was established (a client whose SEND's
  * completion or answer the disconnect overtook waits for them, up to -W
  * seconds); both sides then destroy the QPs, the CQ, the MR, the PD and
- * the ids.
+ * the ids.  Every process has one thread and no lock; a side's processes
+ * share nothing but two pipes to and from their parent (reports up, the
+ * client's go down).
  *
  * Each side's parent prints one summary line when its processes ended:
  *
  *   a2a_cm client: summary: n=4 connections=16 established_s=3.210
  *     verified_s=4.020 done_s=5.110 result=ok
  *
- * (one line), times from the first connect (the client's first
- * rdma_resolve_addr, the server's first connect request) to the last
+ * (one line), times from the first connect (the first client process's
+ * start, just before its rdma_resolve_addr calls; the server's first
+ * connect request) to the last
  * connection established, to the last pair's messages verified, and to
  * the last process's exit.  result=FAILED and a reason when anything went
  * wrong.  Every line is stamped with the boot time, as dmesg's.
