@@ -18,7 +18,9 @@
  *
  * The server forks N processes; process i listens on PORT+i and accepts N
  * connections, one from each client process.  The client forks N
- * processes; client process j connects to every server process at once
+ * processes, which start together once each has set up librdmacm (its
+ * event channel: the device list read); client process j connects to
+ * every server process at once
  * (one rdma_cm_id each on one event channel, no busy polling: poll(2) on
  * the event channel and the completion channel).  Every connect request
  * names its pair (client j, server i, N, the run's nonce) and the accept
@@ -42,9 +44,9 @@
  *   a2a_cm client: summary: n=4 connections=16 established_s=3.210
  *     verified_s=4.020 done_s=5.110 result=ok
  *
- * (one line), times from the first connect (the first client process's
- * start, just before its rdma_resolve_addr calls; the server's first
- * connect request) to the last
+ * (one line), times from the first connect (the client processes' start,
+ * just before their rdma_resolve_addr calls; the server's first connect
+ * request) to the last
  * connection established, to the last pair's messages verified, and to
  * the last process's exit.  result=FAILED and a reason when anything went
  * wrong.  Every line is stamped with the boot time, as dmesg's.
@@ -107,7 +109,7 @@ struct msg {
 _Static_assert(sizeof(struct msg) == 64, "a 64-byte message");
 
 /* A process's report to its parent, through one pipe (atomic writes). */
-enum { R_LISTEN = 1, R_FIRST, R_EST, R_VER };
+enum { R_LISTEN = 1, R_READY, R_FIRST, R_EST, R_VER };
 struct report {
 	uint32_t idx;
 	uint32_t kind;
@@ -602,6 +604,31 @@ static int take_go(struct proc *p)
 	return 1;
 }
 
+/*
+ * wait_start - the parent's start byte, which comes when every client
+ * process has its event channel (librdmacm set up: its device list read),
+ * so that the processes start connecting together; at most -W seconds.
+ */
+static void wait_start(struct proc *p)
+{
+	struct pollfd pfd = { .fd = p->go_fd, .events = POLLIN };
+	double end = now_s() + p->watchdog;
+	ssize_t r;
+	char b;
+
+	for (;;) {
+		r = read(p->go_fd, &b, 1);
+		if (r == 1)
+			return;
+		if (!r || errno != EAGAIN)
+			fail("no start from the parent (%s)", r ? strerror(errno) : "end of file");
+		if (now_s() > end)
+			fail("no start from the parent within %d s", p->watchdog);
+		if (poll(&pfd, 1, 1000) < 0 && errno != EINTR)
+			fail("poll: %s", strerror(errno));
+	}
+}
+
 static void send_all(struct proc *p)
 {
 	unsigned int c;
@@ -730,6 +757,9 @@ static void child(struct proc *p, const struct sockaddr *sa, socklen_t salen, un
 			use_verbs(p, p->listen_id, what);
 		report(p, R_LISTEN, now_s());
 	} else {
+		/* librdmacm is set up: wait until every client process is */
+		report(p, R_READY, now_s());
+		wait_start(p);
 		p->armed = true;
 		t0 = now_s();
 		report(p, R_FIRST, t0);
@@ -810,6 +840,13 @@ static void on_report(struct side *s, const struct report *r)
 	switch (r->kind) {
 	case R_LISTEN:
 		say("listening: %u processes on ports %u..%u", s->n, s->port, s->port + s->n - 1);
+		break;
+	case R_READY:
+		/* every client process is set up: let them connect */
+		for (i = 0; i < s->n; i++)
+			go[i] = 's';
+		if (write_all(s->go_fd, go, s->n))
+			side_fail(s, "cannot tell the processes to start: %s", strerror(errno));
 		break;
 	case R_EST:
 		say("all %u connections established, %.3f s after the first %s", s->n * s->n,
@@ -900,7 +937,8 @@ static int parent(struct proc *tmpl, const struct sockaddr *sa, socklen_t salen,
 					  WIFEXITED(st) ? "exited" : "was killed by signal",
 					  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
 		}
-		if (s.count[R_FIRST] && now_s() - s.t_report > 3.0 * tmpl->watchdog)
+		if ((s.count[R_FIRST] || s.count[R_READY]) &&
+		    now_s() - s.t_report > 3.0 * tmpl->watchdog)
 			side_fail(&s, "no process reported for %d s", 3 * tmpl->watchdog);
 	}
 	/* every report was written before its process exited */
