@@ -35,7 +35,8 @@
 # Environment: BENCH_TH_N_4K (2000), BENCH_TH_N_64K (500), BENCH_TH_Q16_4K
 # (200 per QP), BENCH_TH_Q16_64K (50 per QP), BENCH_TH_PP (1000 round
 # trips), BENCH_TH_LINK_S (5 s of iperf3), BENCH_TH_A2A (the all-to-all
-# connect's N, a row each: "4 8", 16 and 64 QPs a side), BENCH_TH_ROWS
+# connect's N, a row each: "4 8 16 32", 16 to 1024 QPs a side; N=32 took
+# 21 s), BENCH_TH_ROWS
 # (the groups of rows to run, of "link bw rtt a2a": all; the others
 # print "-"), BENCH_OUT (build/bench; the pair's logs in
 # BENCH_OUT/twohost).
@@ -48,7 +49,7 @@ if [ "${1:-}" != --in-vm ]; then
 	export SHCA_TH_N_4K=${BENCH_TH_N_4K:-2000} SHCA_TH_N_64K=${BENCH_TH_N_64K:-500} \
 		SHCA_TH_Q16_4K=${BENCH_TH_Q16_4K:-200} SHCA_TH_Q16_64K=${BENCH_TH_Q16_64K:-50} \
 		SHCA_TH_PP=${BENCH_TH_PP:-1000} SHCA_TH_LINK_S=${BENCH_TH_LINK_S:-5} \
-		SHCA_TH_A2A=${BENCH_TH_A2A:-4 8} SHCA_TH_ROWS=${BENCH_TH_ROWS:-link bw rtt a2a} \
+		SHCA_TH_A2A=${BENCH_TH_A2A:-4 8 16 32} SHCA_TH_ROWS=${BENCH_TH_ROWS:-link bw rtt a2a} \
 		SHCA_TH_PROF=${BENCH_TH_PROF:-0}
 	if [ "$SHCA_TH_PROF" = 1 ]; then
 		export SHCA_VM_QEMU=$top/scripts/vm/qprof/qemu-qprof QPROF_DIR=1
