@@ -21,7 +21,8 @@
 # shca-shca, an all-to-all connect (progs/a2a_cm.c: 3 processes on each
 # side, every pair an RC QP through RDMA CM, a SEND each way verified), a
 # stream through 3% loss on a's egress (netem: recovery, the resends
-# counted) and a stream while a's link goes down for 2 s and comes back.  After each phase the side's counters are printed; asserted on a
+# counted) and a stream while a's link goes down for 2 s and comes back.
+# After each phase the side's counters are printed; asserted on a
 # shca device: no fatal QP error, no packet with a bad ICRC or a malformed
 # header (the other host's bytes are IBTA RoCE v2, and so are ours), and
 # every recovery counted (timeouts and sequence NAKs received come with
