@@ -49,7 +49,10 @@
  * request) to the last
  * connection established, to the last pair's messages verified, and to
  * the last process's exit.  result=FAILED and a reason when anything went
- * wrong.  Every line is stamped with the boot time, as dmesg's.
+ * wrong.  A "phases:" line before it says when every process was through
+ * each step: the client's addresses resolved, routes resolved, connect
+ * requests sent (their QPs made), established, verified; the server's
+ * requests accepted (their QPs made), established, verified.  Every line is stamped with the boot time, as dmesg's.
  * The server prints "a2a_cm server: listening" once all its processes
  * listen.
  *
@@ -109,7 +112,7 @@ struct msg {
 _Static_assert(sizeof(struct msg) == 64, "a 64-byte message");
 
 /* A process's report to its parent, through one pipe (atomic writes). */
-enum { R_LISTEN = 1, R_READY, R_FIRST, R_EST, R_VER };
+enum { R_LISTEN = 1, R_READY, R_FIRST, R_ADDR, R_ROUTE, R_SENT, R_ACC, R_EST, R_VER, R_KINDS };
 struct report {
 	uint32_t idx;
 	uint32_t kind;
@@ -148,7 +151,7 @@ struct proc {
 	struct ibv_mr *mr;
 	uint8_t *buf;		/* per connection: send buffer, receive buffer */
 	struct conn conn[MAX_N];
-	unsigned int nest, nver, ndone;
+	unsigned int naddr, nroute, nsent, nacc, nest, nver, ndone;
 	bool armed, go_wait, go;
 	double last;
 	int report_fd, go_fd;
@@ -478,6 +481,8 @@ static void srv_request(struct proc *p, struct rdma_cm_event *ev)
 	cp.private_data_len = sizeof(pd);
 	if (rdma_accept(ev->id, &cp))
 		fail("rdma_accept (client %u): %s", c, strerror(errno));
+	if (++p->nacc == p->n)
+		report(p, R_ACC, now_s());
 }
 
 /* cli_connect - connection @c's route is there: its QP, then the request. */
@@ -520,6 +525,8 @@ static void on_cm(struct proc *p, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (p->server)
 			break;
+		if (++p->naddr == p->n)
+			report(p, R_ADDR, now_s());
 		use_verbs(p, ev->id, what);
 		if (rdma_resolve_route(ev->id, RESOLVE_MS))
 			fail("%s: rdma_resolve_route: %s", what, strerror(errno));
@@ -527,7 +534,11 @@ static void on_cm(struct proc *p, struct rdma_cm_event *ev)
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
 		if (p->server)
 			break;
+		if (++p->nroute == p->n)
+			report(p, R_ROUTE, now_s());
 		cli_connect(p, c);
+		if (++p->nsent == p->n)
+			report(p, R_SENT, now_s());
 		return;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (cn->est)
@@ -784,17 +795,32 @@ struct side {
 	unsigned int n, port;
 	pid_t pid[MAX_N];
 	bool exited[MAX_N];
-	unsigned int nexited, count[R_VER + 1];
-	double first[R_VER + 1], last[R_VER + 1], t_report;
+	unsigned int nexited, count[R_KINDS];
+	double first[R_KINDS], last[R_KINDS], t_report;
 	int report_fd, go_fd;
 };
 
+/* since - seconds from the first connect to the last process's report of @kind, or -1. */
+static double since(struct side *s, unsigned int kind)
+{
+	return s->count[kind] == s->n ? s->last[kind] - s->first[R_FIRST] : -1;
+}
+
+/*
+ * summary - where the time went (each phase done in every process), then
+ * the summary line.
+ */
 static void summary(struct side *s, const char *result)
 {
 	double t0 = s->first[R_FIRST];
-	double est = s->count[R_EST] == s->n ? s->last[R_EST] - t0 : -1;
-	double ver = s->count[R_VER] == s->n ? s->last[R_VER] - t0 : -1;
+	double est = since(s, R_EST), ver = since(s, R_VER);
 
+	if (s->server)
+		say("phases: accepted_s=%.3f established_s=%.3f verified_s=%.3f", since(s, R_ACC),
+		    est, ver);
+	else
+		say("phases: addr_resolved_s=%.3f route_resolved_s=%.3f connect_sent_s=%.3f established_s=%.3f verified_s=%.3f",
+		    since(s, R_ADDR), since(s, R_ROUTE), since(s, R_SENT), est, ver);
 	say("summary: n=%u connections=%u established_s=%.3f verified_s=%.3f done_s=%.3f result=%s",
 	    s->n, s->n * s->n, est, ver, s->count[R_FIRST] ? now_s() - t0 : -1.0, result);
 }
@@ -828,7 +854,7 @@ static void on_report(struct side *s, const struct report *r)
 	unsigned int i;
 	char go[MAX_N];
 
-	if (r->idx >= s->n || !r->kind || r->kind > R_VER)
+	if (r->idx >= s->n || !r->kind || r->kind >= R_KINDS)
 		side_fail(s, "a report of kind %u from process %u", r->kind, r->idx);
 	s->t_report = now;
 	if (!s->count[r->kind] || r->t < s->first[r->kind])
