@@ -186,7 +186,7 @@ a2a_rows() {
 			"$A2A -s -a $ME4 $args" "$A2A -c -a $PEER4 $args" a2a_val &&
 			V[$col,a2a_$n]=$VAL
 		if [ "$ROLE" = a ]; then
-			echo "# bench-twohost: $col: $(grep -h 'a2a_cm client: summary' "$CASE_LOG")"
+			grep -h 'a2a_cm client: \(phases\|summary\)' "$CASE_LOG" | sed "s/^/# bench-twohost: $col: /"
 		fi
 	done
 }
