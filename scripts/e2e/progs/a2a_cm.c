@@ -36,8 +36,8 @@
  * completion or answer the disconnect overtook waits for them, up to -W
  * seconds); both sides then destroy the QPs, the CQ, the MR, the PD and
  * the ids.  Every process has one thread and no lock; a side's processes
- * share nothing but two pipes to and from their parent (reports up, the
- * client's go down).
+ * share nothing but two pipes to and from their parent (reports up; the
+ * client's start and go down, a byte per process each).
  *
  * Each side's parent prints one summary line when its processes ended:
  *
