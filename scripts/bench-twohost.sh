@@ -9,11 +9,16 @@
 #   rxe    rdma_rxe <-> rdma_rxe on the same link
 #
 # Rows: ib_write_bw, ib_send_bw, ib_read_bw at 4 KiB and 64 KiB with 1 and
-# 16 QPs (MB/s, perftest's average; client on a, server on b), and the
-# 2-byte RC round trip of ibv_rc_pingpong, polled and with -e (usec/iter).
-# Printed: each row's shca and rxe values, shca/rxe (bandwidth: >1 is
-# better for shca; round trip: <1), and each bandwidth row's share of the
-# link's UDP throughput.  The counters a lossless link keeps at 0
+# 16 QPs (MB/s, perftest's average; client on a, server on b), the
+# 2-byte RC round trip of ibv_rc_pingpong, polled and with -e (usec/iter),
+# and the control path of many QPs: an all-to-all connect, N processes on
+# each side and every pair an RC QP through RDMA CM (progs/a2a_cm.c,
+# server on b), in seconds from the first connect to the last of the N*N
+# connections established (each pair's SEND each way is then verified;
+# the time to that is printed as a comment).  Printed: each row's shca
+# and rxe values, shca/rxe (bandwidth: >1 is better for shca; round trip
+# and connect time: <1), and each bandwidth row's share of the link's UDP
+# throughput.  The counters a lossless link keeps at 0
 # (resends, timeouts, drops) follow per column: this link loses frames
 # under load (Ethernet without flow control), so they are shown, not
 # asserted.  Timings are never asserted; a perftest run that gives up
@@ -29,8 +34,12 @@
 #
 # Environment: BENCH_TH_N_4K (2000), BENCH_TH_N_64K (500), BENCH_TH_Q16_4K
 # (200 per QP), BENCH_TH_Q16_64K (50 per QP), BENCH_TH_PP (1000 round
-# trips), BENCH_TH_LINK_S (5 s of iperf3), BENCH_OUT (build/bench; the
-# pair's logs in BENCH_OUT/twohost).
+# trips), BENCH_TH_LINK_S (5 s of iperf3), BENCH_TH_A2A (the all-to-all
+# connect's N, a row each: "4 8 16 32", 16 to 1024 QPs a side; N=32 took
+# 21 s), BENCH_TH_ROWS
+# (the groups of rows to run, of "link bw rtt a2a": all; the others
+# print "-"), BENCH_OUT (build/bench; the pair's logs in
+# BENCH_OUT/twohost).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -40,6 +49,7 @@ if [ "${1:-}" != --in-vm ]; then
 	export SHCA_TH_N_4K=${BENCH_TH_N_4K:-2000} SHCA_TH_N_64K=${BENCH_TH_N_64K:-500} \
 		SHCA_TH_Q16_4K=${BENCH_TH_Q16_4K:-200} SHCA_TH_Q16_64K=${BENCH_TH_Q16_64K:-50} \
 		SHCA_TH_PP=${BENCH_TH_PP:-1000} SHCA_TH_LINK_S=${BENCH_TH_LINK_S:-5} \
+		SHCA_TH_A2A=${BENCH_TH_A2A:-4 8 16 32} SHCA_TH_ROWS=${BENCH_TH_ROWS:-link bw rtt a2a} \
 		SHCA_TH_PROF=${BENCH_TH_PROF:-0}
 	if [ "$SHCA_TH_PROF" = 1 ]; then
 		export SHCA_VM_QEMU=$top/scripts/vm/qprof/qemu-qprof QPROF_DIR=1
@@ -76,6 +86,12 @@ E2E_T=300
 . "$top/scripts/e2e/pairlib.sh"
 pair_mailbox
 declare -A V
+A2A=$(prog a2a_cm) || A2A=
+
+# rows GROUP: GROUP is one of SHCA_TH_ROWS.
+rows() {
+	[[ " $SHCA_TH_ROWS " == *" $1 "* ]]
+}
 
 # th_val NAME WAIT SRVCMD CLICMD EXTRACT: a run (two_run: WAIT for the
 # server), client on a, server on b, up to 3 times until EXTRACT (a
@@ -150,6 +166,31 @@ rtt_rows() {
 	done
 }
 
+# a2a_val LOG: the seconds from the first connect to all connections
+# established, from a2a_cm's summary of a run that verified every pair.
+a2a_val() {
+	sed -n 's/.*a2a_cm client: summary: .* established_s=\([0-9.]*\) .* result=ok$/\1/p' "$1" |
+		tail -n 1
+}
+
+# a2a_rows COL: the all-to-all connects, one row per N of SHCA_TH_A2A.
+a2a_rows() {
+	local col=$1 n args
+	if [ -z "$A2A" ]; then
+		echo "# bench-twohost: no a2a_cm (make -C scripts/e2e/progs): no all-to-all rows"
+		return 0
+	fi
+	for n in $SHCA_TH_A2A; do
+		args="-p 7490 -n $n -d $DEV -W 120"
+		th_val "$col all-to-all connect ${n}x$n" "text:a2a_cm server: listening" \
+			"$A2A -s -a $ME4 $args" "$A2A -c -a $PEER4 $args" a2a_val &&
+			V[$col,a2a_$n]=$VAL
+		if [ "$ROLE" = a ]; then
+			grep -h 'a2a_cm client: \(phases\|summary\)' "$CASE_LOG" | sed "s/^/# bench-twohost: $col: /"
+		fi
+	done
+}
+
 # iperf_val LOG: the receiver's rate of an iperf3 run, in MB/s.
 iperf_val() {
 	awk '/receiver/ { for (i = 1; i < NF; i++) if ($(i + 1) ~ /^[KMG]bits\/sec$/) {
@@ -199,15 +240,16 @@ column() {
 	# a warm-up pingpong whose figure is not kept
 	two_run "$1 warm-up" b tcp:18515 "ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n 100" \
 		"ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n 100 $PEER4"
-	bw_rows "$1"
-	rtt_rows "$1"
+	rows bw && bw_rows "$1"
+	rows rtt && rtt_rows "$1"
+	rows a2a && a2a_rows "$1"
 	loss_take "$1"
 	barrier "$1-end"
 	dev_down
 }
 
 barrier hello 600 || { echo "# bench-twohost: the other side never answered"; exit 1; }
-link_rows
+rows link && link_rows
 column shca
 column rxe
 barrier bye 120
@@ -229,5 +271,9 @@ done
 for m in poll event; do
 	row "RC round trip 2 B $m (usec)" "${V[shca,rtt_$m]:--}" "${V[rxe,rtt_$m]:--}" \
 		"$(ratio "${V[shca,rtt_$m]:-}" "${V[rxe,rtt_$m]:-}")" ""
+done
+for n in $SHCA_TH_A2A; do
+	row "all-to-all connect ${n}x$n RC (s)" "${V[shca,a2a_$n]:--}" "${V[rxe,a2a_$n]:--}" \
+		"$(ratio "${V[shca,a2a_$n]:-}" "${V[rxe,a2a_$n]:-}")" ""
 done
 row "link TCP, UDP (MB/s)" "${V[link,tcp]:--}" "${V[link,udp]:--}" "" ""

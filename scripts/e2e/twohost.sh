@@ -18,9 +18,11 @@
 # (shca-shca: rxe has no XRC on these kernels), rping -V over RDMA CM on
 # IPv4 and IPv6, dxfer (progs/dxfer.c: RDMA WRITE, READ and SEND, every
 # byte checked) at 4 KiB and 1 MiB with the server on either side, and,
-# shca-shca, a stream through 3% loss on a's egress (netem: recovery, the
-# resends counted) and a stream while a's link goes down for 2 s and comes
-# back.  After each phase the side's counters are printed; asserted on a
+# shca-shca, an all-to-all connect (progs/a2a_cm.c: 3 processes on each
+# side, every pair an RC QP through RDMA CM, a SEND each way verified), a
+# stream through 3% loss on a's egress (netem: recovery, the resends
+# counted) and a stream while a's link goes down for 2 s and comes back.
+# After each phase the side's counters are printed; asserted on a
 # shca device: no fatal QP error, no packet with a bad ICRC or a malformed
 # header (the other host's bytes are IBTA RoCE v2, and so are ours), and
 # every recovery counted (timeouts and sequence NAKs received come with
@@ -54,6 +56,7 @@ fi
 case "$ROLE" in a | b) ;; *) not_ok "role" "SHCA_PAIR_ROLE=$ROLE (a or b)"; exit 1 ;; esac
 DEV=th0
 DXFER=$(prog dxfer) || exit 1
+A2A=$(prog a2a_cm) || exit 1
 . "$here/pairlib.sh"
 . "$here/nvmetlib.sh"
 pair_mailbox
@@ -105,6 +108,28 @@ dx_case() {
 	[ "$v" = 4 ] && addr=$(peer_of "$srv") || addr=$(peer6_of "$srv")
 	two_case "$name (server $srv)" "$srv" "text:dxfer server: listening" \
 		"$DXFER -s -a $addr -p $DXPORT -W 60" "$DXFER -c -a $addr -p $DXPORT -W 60 $args" dx_side
+}
+
+# a2a_case SERVER: an all-to-all connect across the link, A2A_N processes
+# on each side and every pair an RC QP through RDMA CM; each pair's SEND
+# each way checked (status, length, every byte); the times of a2a_cm's
+# summary as a comment.
+A2A_N=3
+a2a_side() {
+	if grep -q 'FAILED' "$1"; then
+		grep -h -m 3 'FAILED' "$1" | tr '\n' ' '
+		return 1
+	fi
+	side_has "$1" "a2a_cm [a-z]*: summary: n=$A2A_N connections=$((A2A_N * A2A_N)) .* result=ok" \
+		"no summary of $((A2A_N * A2A_N)) connections verified"
+}
+a2a_case() {
+	local srv=$1 addr args="-p 7500 -n $A2A_N -d $DEV -W 120"
+	addr=$(peer_of "$srv")
+	two_case "all-to-all connect ${A2A_N}x$A2A_N, RC through RDMA CM, a SEND each way verified (server $srv)" \
+		"$srv" "text:a2a_cm server: listening" "$A2A -s -a $addr $args" "$A2A -c -a $addr $args" \
+		a2a_side
+	echo "# $PH: $(grep -h 'summary:' "$CASE_LOG" 2>/dev/null)"
 }
 
 # --- NVMe-oF: the target on b, the initiator on a -------------------------------
@@ -256,6 +281,7 @@ rping_case 6 a
 dx_case "dxfer WRITE+READ+SEND 4 KiB x16, verified" b 4 "-o wrs -S 4K -n 16 -w 4"
 dx_case "dxfer WRITE+READ+SEND 1 MiB x2, verified" a 4 "-o wrs -S 1M -n 2 -w 2"
 dx_case "dxfer over IPv6, 64 KiB x4, verified" b 6 "-o wrs -S 64K -n 4"
+a2a_case a
 nvme_case
 phase_end
 
