@@ -47,12 +47,14 @@ kmakefile = $(shell inc=$$(sed -n 's/^include //p' $(1)/Makefile 2>/dev/null); \
 	if [ -n "$$inc" ] && [ ! -e "$$inc" ]; then \
 		echo "-f $(1)/../$$(basename $$(dirname $$inc))/Makefile"; fi)
 
-# $(1) = build dir, $(2) = KDIR, $(3) = extra make flags, $(4) = suffix
+# $(1) = build dir, $(2) = KDIR, $(3) = extra make flags, $(4) = suffix.
+# The "+" hands our jobserver to the kernel's make (without it, make -jN
+# module compiled one file at a time).
 define kbuild
 	@mkdir -p $(1)
 	@for d in $(SRC_DIRS); do rm -rf $(1)/$$d; cp -rs $(TOP)/$$d $(1)/$$d; done
 	@ln -sf $(TOP)/Kbuild $(1)/Kbuild
-	$(MAKE) -C $(2) $(call kmakefile,$(2)) M=$(abspath $(1)) $(KMAKEFLAGS) $(3) modules $(4)
+	+$(MAKE) -C $(2) $(call kmakefile,$(2)) M=$(abspath $(1)) $(KMAKEFLAGS) $(3) modules $(4)
 endef
 
 module:

@@ -415,6 +415,51 @@ static void shca_icrc_test_malformed6(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_icrc_check(p, v->len), 0);
 }
 
+/* Store @icrc as the ICRC of the @len-byte datagram at @p. */
+static void shca_icrc_put(u8 *p, size_t len, u32 icrc)
+{
+	__le32 v = cpu_to_le32(icrc);
+
+	memcpy(p + len - 4, &v, sizeof(v));
+}
+
+/*
+ * rdma_rxe's ICRC of an RC FLUSH runs the CRC on over the BTH, FETH and
+ * RETH once more after the IBTA's bytes.  A FLUSH built from rc4_read_req
+ * (its IP, UDP and BTH with opcode 0x1c, a FETH, its RETH) passes with
+ * either ICRC, the variant reported as such; the same variant of the READ
+ * request itself is a bad ICRC.
+ */
+static void shca_icrc_test_rxe_flush(struct kunit *test)
+{
+	const u8 *rq = shca_icrc_rc4_read_req;
+	const size_t rlen = sizeof(shca_icrc_rc4_read_req);
+	const size_t len = rlen + 4, bth = 28;
+	u8 *p = kunit_kzalloc(test, len, GFP_KERNEL);
+	u32 ibta = 0, rq_icrc;
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	memcpy(p, rq, bth + 12);
+	p[3] = len;			/* IPv4 total length */
+	p[25] = len - 20;		/* UDP length */
+	p[bth] = 0x1c;			/* RC FLUSH */
+	p[bth + 15] = 0x11;		/* FETH: level MR, type global */
+	memcpy(p + bth + 16, rq + bth + 12, 16);
+	KUNIT_ASSERT_EQ(test, shca_icrc_compute(p, len, &ibta), 0);
+	shca_icrc_put(p, len, ibta);
+	KUNIT_EXPECT_EQ(test, shca_icrc_check(p, len), 0);
+	shca_icrc_put(p, len, ~crc32_le(~ibta, p + bth, len - 4 - bth));
+	KUNIT_EXPECT_EQ(test, shca_icrc_check(p, len), SHCA_ICRC_RXE_FLUSH);
+	p[len - 1] ^= 1;
+	KUNIT_EXPECT_EQ(test, shca_icrc_check(p, len), -EBADMSG);
+
+	memcpy(p, rq, rlen);
+	rq_icrc = (u32)rq[rlen - 4] | (u32)rq[rlen - 3] << 8 |
+		  (u32)rq[rlen - 2] << 16 | (u32)rq[rlen - 1] << 24;
+	shca_icrc_put(p, rlen, ~crc32_le(~rq_icrc, p + bth, rlen - 4 - bth));
+	KUNIT_EXPECT_EQ(test, shca_icrc_check(p, rlen), -EBADMSG);
+}
+
 /* The pseudo-LRH seed, and a packet built by shca_wire_pack(). */
 static void shca_icrc_test_build(struct kunit *test)
 {
@@ -563,6 +608,7 @@ static struct kunit_case shca_icrc_test_cases[] = {
 	KUNIT_CASE_PARAM(shca_icrc_test_truncated, shca_icrc_vec_gen_params),
 	KUNIT_CASE(shca_icrc_test_malformed4),
 	KUNIT_CASE(shca_icrc_test_malformed6),
+	KUNIT_CASE(shca_icrc_test_rxe_flush),
 	KUNIT_CASE(shca_icrc_test_build),
 	KUNIT_CASE(shca_icrc_test_shash),
 	KUNIT_CASE(shca_icrc_test_sparse_poly),

@@ -2,7 +2,7 @@
 # Wire interoperability with rdma_rxe: shca0 on veth-a (netns shca-a) and
 # rxe0 on veth-b, which moves to init_net because rxe on 6.1 only works
 # there.  Both directions (shca server / rxe client and the reverse): rping
-# -V, ibv_rc_pingpong -c, ib_write_bw, FLUSH capabilities (below);
+# -V, ibv_rc_pingpong -c, ib_write_bw, FLUSH (below);
 # shca0's runs of packets reach rxe0 as UDP GSO datagrams cut up by the IP
 # stack (tx_gso_packets grew).
 # The ICRC's CRC-32 is the accelerated one where the CPU allows
@@ -67,15 +67,38 @@ else
 fi
 dir "$A" shca0 "$gs" "$I" rxe0 "$gr" 10.77.0.1 "rxe client, shca server"
 
-# FLUSH (IBTA 1.5) with rxe: shca0's capabilities only (progs/flush_cases.py).
-# No FLUSH traffic: rxe (6.12) computes a FLUSH packet's ICRC over its
-# headers twice (its opcode table gives FLUSH no payload offset, so the
-# "payload" it adds to the CRC is BTH, FETH and RETH again), so each side
-# drops the other's FLUSH as a bad ICRC (seen: shca0's rx_bad_icrc, rxe
-# retrying for ever).  shca0 <-> shca1 FLUSH on the wire: deb13.sh.
-exits_ok "flush_cases.py shca0 -> rxe0 (capabilities)" env SHCA_FLUSH_TRAFFIC=0 \
-	$A /usr/bin/python3 "$here/progs/flush_cases.py" shca0 "$gs" rxe0 "$gr"
-echo "# SKIP interop: FLUSH traffic with rxe0 (rxe's ICRC of FLUSH packets differs)"
+# FLUSH (IBTA 1.5) with rxe, both ways (progs/flush_cases.py, every
+# outcome asserted; where the kernel or pyverbs has no FLUSH, 6.1 and
+# rdma-core 44, the capability checks only).  rxe (6.2 on) computes a
+# FLUSH packet's ICRC over its headers twice (its opcode table gives FLUSH
+# no payload offset, so BTH, FETH and RETH go into the CRC again as its
+# "payload"): shca0 accepts that variant of an RC FLUSH and counts it
+# (rx_flush_icrc_rxe), and sends it only while the module parameter
+# rxe_flush_icrc is set; rxe0 drops the IBTA's.
+flush_with_rxe() {
+	local name=$1 ran=/tmp/interop-flush-ran
+	shift
+	rm -f "$ran"
+	exits_ok "flush_cases.py $name" env SHCA_FLUSH_RAN="$ran" $A \
+		/usr/bin/python3 "$here/progs/flush_cases.py" "$@"
+	[ -e "$ran" ]
+}
+hw_stat_read f0 shca0 rx_flush_icrc_rxe
+if flush_with_rxe "rxe0 -> shca0" rxe0 "$gr" shca0 "$gs"; then
+	hw_stat_read f1 shca0 rx_flush_icrc_rxe
+	if [ -n "$f0" ] && [ -n "$f1" ] && [ "$f1" -gt "$f0" ]; then
+		ok "shca0 took rxe0's FLUSH ICRC variant (rx_flush_icrc_rxe +$((f1 - f0)))"
+	else
+		not_ok "shca0 took rxe0's FLUSH ICRC variant" "rx_flush_icrc_rxe ${f0:-?} -> ${f1:-?}"
+	fi
+	p=/sys/module/shca/parameters/rxe_flush_icrc
+	if echo 1 >"$p"; then
+		flush_with_rxe "shca0 -> rxe0 (rxe_flush_icrc=1)" shca0 "$gs" rxe0 "$gr"
+		echo 0 >"$p"
+	else
+		not_ok "set $p" "write failed"
+	fi
+fi
 
 # rxe0 is no shca device: shca0 can never take the direct path to it
 path_check wire "shca0's messages to and from rxe0" shca0

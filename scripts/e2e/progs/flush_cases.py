@@ -10,7 +10,8 @@
 # IBV_ACCESS_FLUSH_PERSISTENT (EOPNOTSUPP).
 #
 # usage: flush_cases.py REQDEV REQGID RESPDEV RESPGID [LABEL]
-# SHCA_FLUSH_TRAFFIC=0: the capability checks only.
+# SHCA_FLUSH_TRAFFIC=0: the capability checks only.  SHCA_FLUSH_RAN=FILE:
+# FILE is created when FLUSH traffic is about to run.
 # Without FLUSH in the kernel (6.1) the shca device must not advertise it
 # and must refuse IBV_ACCESS_FLUSH_GLOBAL; without ibv_wr_flush in
 # pyverbs (rdma-core 44) only the capability checks run.
@@ -215,6 +216,8 @@ if not kernel_has_flush() or not HAVE_WR_FLUSH:
           f'{os.uname().release}, pyverbs without ibv_wr_flush: '
           f'{not HAVE_WR_FLUSH})')
     sys.exit(1 if FAILS else 0)
+if os.environ.get('SHCA_FLUSH_RAN'):
+    open(os.environ['SHCA_FLUSH_RAN'], 'w').close()
 good_flushes()
 bad_flush('FLUSH to persistence: remote access error',
           FLUSH_PERSISTENT, FLUSH_RANGE, 64)

@@ -23,6 +23,14 @@
  * shca_crc32_sparse() (crc_logic.h), which computes the same CRC with
  * one load per eight bytes instead of one table load per byte.  Module
  * parameter icrc_driver (read-only) names the one in use.
+ *
+ * rdma_rxe (6.2 on) computes the ICRC of an RC FLUSH differently: its
+ * opcode table gives FLUSH no payload offset, so after the bytes above it
+ * runs the CRC once more over the whole BTH-to-ICRC span (BTH, FETH and
+ * RETH, the BTH unmasked).  A conformant receiver drops such a packet.
+ * shca accepts that variant for an RC FLUSH only, counted as
+ * rx_flush_icrc_rxe, and sends it only while the module parameter
+ * rxe_flush_icrc is set, so that a FLUSH reaches an rxe responder.
  */
 #include <crypto/hash.h>
 #include <linux/errno.h>
@@ -55,6 +63,11 @@ module_param_string(icrc_driver, shca_icrc_driver, sizeof(shca_icrc_driver),
 		    0444);
 MODULE_PARM_DESC(icrc_driver,
 		 "the CRC-32 implementation the ICRC uses (read-only: the crypto API's crc32 if accelerated, else shca_crc32_sparse)");
+
+static bool shca_rxe_flush_icrc;
+module_param_named(rxe_flush_icrc, shca_rxe_flush_icrc, bool, 0644);
+MODULE_PARM_DESC(rxe_flush_icrc,
+		 "Send RC FLUSH requests with rdma_rxe's ICRC variant, for FLUSH to rxe (conformant peers drop them; default off)");
 
 /* The smallest datagram an ICRC can be computed over. */
 static size_t shca_icrc_min(size_t ip_hlen)
@@ -260,9 +273,15 @@ void shca_icrc_exit(void)
 	shca_icrc_tfm = NULL;
 }
 
-/* ICRC of the datagram at @ip, and the offset at which it is stored. */
-static int shca_icrc_calc(const u8 *ip, size_t len, u32 *icrc, size_t *at)
+/*
+ * ICRC of the datagram at @ip, and the offset at which it is stored.  With
+ * @rxe, an RC FLUSH gets rdma_rxe's variant (see the top of this file);
+ * other opcodes the IBTA's ICRC either way.
+ */
+static int shca_icrc_calc(const u8 *ip, size_t len, bool rxe, u32 *icrc,
+			  size_t *at)
 {
+	const u8 *bth;
 	u32 crc;
 	int off;
 
@@ -270,6 +289,9 @@ static int shca_icrc_calc(const u8 *ip, size_t len, u32 *icrc, size_t *at)
 	if (off < 0)
 		return off;
 	crc = shca_icrc_update(crc, ip + off, *at - off);
+	bth = ip + off - SHCA_BTH_BYTES;
+	if (rxe && bth[0] == (SHCA_TR_RC | SHCA_OPC_FLUSH))
+		crc = shca_icrc_update(crc, bth, ip + *at - bth);
 	*icrc = shca_icrc_final(crc);
 	return 0;
 }
@@ -289,7 +311,7 @@ int shca_icrc_compute(const void *ip, size_t len, u32 *icrc)
 {
 	size_t at;
 
-	return shca_icrc_calc(ip, len, icrc, &at);
+	return shca_icrc_calc(ip, len, false, icrc, &at);
 }
 
 /**
@@ -297,7 +319,8 @@ int shca_icrc_compute(const void *ip, size_t len, u32 *icrc)
  * @ip: linear buffer starting at the IPv4 or IPv6 header
  * @len: bytes readable at @ip
  *
- * Return: 0 if the ICRC matches, -EBADMSG if it does not, -EINVAL if the
+ * Return: 0 if the ICRC matches, SHCA_ICRC_RXE_FLUSH if it is rdma_rxe's
+ * variant of an RC FLUSH's, -EBADMSG if it does not match, -EINVAL if the
  * headers are malformed.
  */
 int shca_icrc_check(const void *ip, size_t len)
@@ -308,17 +331,22 @@ int shca_icrc_check(const void *ip, size_t len)
 	u32 icrc;
 	int err;
 
-	err = shca_icrc_calc(p, len, &icrc, &at);
+	err = shca_icrc_calc(p, len, false, &icrc, &at);
 	if (err)
 		return err;
 	memcpy(&wire, p + at, sizeof(wire));
-	return le32_to_cpu(wire) == icrc ? 0 : -EBADMSG;
+	if (le32_to_cpu(wire) == icrc)
+		return 0;
+	shca_icrc_calc(p, len, true, &icrc, &at);
+	return le32_to_cpu(wire) == icrc ? SHCA_ICRC_RXE_FLUSH : -EBADMSG;
 }
 
 /**
  * shca_icrc_set() - compute and store the ICRC of an outgoing datagram
  * @ip: linear buffer starting at the IPv4 or IPv6 header, headers final
  * @len: bytes writable at @ip
+ *
+ * An RC FLUSH gets rdma_rxe's variant while rxe_flush_icrc is set.
  *
  * Return: 0, or -EINVAL if the headers are malformed.
  */
@@ -330,7 +358,8 @@ int shca_icrc_set(void *ip, size_t len)
 	u32 icrc;
 	int err;
 
-	err = shca_icrc_calc(p, len, &icrc, &at);
+	err = shca_icrc_calc(p, len, READ_ONCE(shca_rxe_flush_icrc), &icrc,
+			     &at);
 	if (err)
 		return err;
 	wire = cpu_to_le32(icrc);

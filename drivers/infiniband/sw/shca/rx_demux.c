@@ -113,7 +113,8 @@ static struct shca_dev *shca_rx_dev(struct sk_buff *skb)
 
 /*
  * Check the ICRC (and the IP/UDP layout it covers) of a linear wire
- * packet; return the stat to count or -1.
+ * packet; return the stat to count or -1.  rdma_rxe's variant of an RC
+ * FLUSH's ICRC passes, marked for shca_rx_verify() to count.
  * Context: any.
  */
 static int shca_rx_icrc(struct sk_buff *skb)
@@ -122,7 +123,8 @@ static int shca_rx_icrc(struct sk_buff *skb)
 	int err;
 
 	err = shca_icrc_check(ip, skb_tail_pointer(skb) - ip);
-	if (!err)
+	shca_rx_cb(skb)->icrc_rxe = err == SHCA_ICRC_RXE_FLUSH;
+	if (err >= 0)
 		return -1;
 	return err == -EBADMSG ? SHCA_STAT_RX_BAD_ICRC : SHCA_STAT_RX_MALFORMED;
 }
@@ -157,10 +159,14 @@ static int shca_rx_icrc_due(struct sk_buff *skb)
  */
 bool shca_rx_verify(struct shca_qp *qp, struct sk_buff *skb)
 {
+	bool due = shca_rx_cb(skb)->icrc_due;
 	int stat = shca_rx_icrc_due(skb);
 
-	if (stat < 0)
+	if (stat < 0) {
+		if (due && shca_rx_cb(skb)->icrc_rxe)
+			shca_qp_stat_inc(qp, SHCA_STAT_RX_FLUSH_ICRC_RXE);
 		return true;
+	}
 	shca_qp_stat_inc(qp, stat);
 	return false;
 }

@@ -595,6 +595,7 @@ struct shca_rx_cb {
 	u8 opcode;
 	bool se;
 	bool icrc_due;		/* wire: the ICRC is still to be checked */
+	bool icrc_rxe;		/* ... and was rdma_rxe's FLUSH variant */
 	u32 comp_mark;		/* request: qp->comp_queued on its arrival */
 };
 

@@ -346,6 +346,8 @@ static inline bool shca_opcode_valid_for(u8 opcode, u8 transport)
  * least significant byte first.
  */
 int shca_icrc_compute(const void *ip, size_t len, u32 *icrc);
+/* shca_icrc_check(): the ICRC is rdma_rxe's variant of an RC FLUSH's */
+#define SHCA_ICRC_RXE_FLUSH	1
 int shca_icrc_check(const void *ip, size_t len);
 int shca_icrc_set(void *ip, size_t len);
 
