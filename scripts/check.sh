@@ -58,7 +58,27 @@ TIMES=()
 
 pass() { PASS=$((PASS + 1)); echo "ok - $1"; }
 fail() { FAIL=$((FAIL + 1)); FAILED_NAMES+=("$1"); echo "not ok - $1"; }
-took() { TIMES+=("$(printf '%6d s  %s' "$2" "$1")"); echo "# time: $1 $2 s"; }
+# took NAME SECS: a stage's wall time, and its CPU time where it has one.
+took() {
+	local c
+	c=$(cpu_secs "$1")
+	TIMES+=("$(printf '%6d s %10s  %s' "$2" "${c:+$c CPU s}" "$1")")
+	echo "# time: $1 $2 s${c:+, $c CPU s}"
+}
+
+# cpu_mark NAME: the CPU time (user and system) of the finished children
+# of this (sub)shell, bash's `times`, into $LOGS/NAME.cpu.  The subshell
+# that ran a stage calls it last: a VM boot's is its QEMU's, a build's its
+# compilers'.  Redirected, not piped: a pipe would run `times` in a fork
+# that has no children.
+cpu_mark() { times >"$LOGS/$1.cpu"; }
+# cpu_secs NAME: those seconds, rounded (nothing if NAME has no mark).
+cpu_secs() {
+	[ -s "$LOGS/$1.cpu" ] || return 0
+	tail -n 1 "$LOGS/$1.cpu" | awk '{ t = 0
+		for (i = 1; i <= 2; i++) { split($i, a, "m"); t += a[1] * 60 + a[2] }
+		printf "%d", t + 0.5 }'
+}
 
 want() {
 	[ -z "${SHCA_CHECK_ONLY:-}" ] && return 0
@@ -114,7 +134,7 @@ stage() {
 	fi
 	start=$SECONDS
 	echo "# stage $name: $*"
-	"$@" >"$LOGS/$name.log" 2>&1
+	( "$@"; rc=$?; cpu_mark "$name"; exit $rc ) >"$LOGS/$name.log" 2>&1
 	rc=$?
 	report "$name" $rc $((SECONDS - start))
 	return $rc
@@ -293,10 +313,11 @@ vm_boot() {
 		read -r -a pair <<<"${PAIR_ENV[$kernel]}"
 	fi
 	start=$SECONDS
-	env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" "${pair[@]}" "${kml[@]}" \
+	( env SHCA_E2E_SUITES="$(plan_of "$kernel")" SHCA_PYVERBS_CACHE="$CACHE/pyverbs" "${pair[@]}" "${kml[@]}" \
 		SHCA_VM_CPU="$cpu" SHCA_VM_APPEND="$append" SHCA_VM_SMP="$smp" scripts/vm-run --kernel "$flavour" \
 		"${share[@]}" "${link[@]}" "${mem[@]}" --timeout "$tmo" --out "$LOGS/vm-$name" \
-		-- scripts/e2e/run.sh >"$LOGS/$name.log" 2>&1
+		-- scripts/e2e/run.sh
+	  rc=$?; cpu_mark "$name"; exit $rc ) >"$LOGS/$name.log" 2>&1
 	rc=$?
 	echo "$rc $((SECONDS - start))" >"$LOGS/$name.rc"
 }
@@ -505,7 +526,7 @@ pkg_key() {
 lane_run() {
 	local name=$1 start=$SECONDS
 	shift
-	"$@" >"$LOGS/$name.log" 2>&1
+	( "$@"; rc=$?; cpu_mark "$name"; exit $rc ) >"$LOGS/$name.log" 2>&1
 	echo "$? $((SECONDS - start))" >"$LOGS/$name.rc"
 	[ "$(cut -d' ' -f1 "$LOGS/$name.rc")" = 0 ]
 }
@@ -621,7 +642,8 @@ run_all
 grep -h -E '^# (pyverbs|fuzz)\(' "$LOGS"/e2e-*.log 2>/dev/null | sed 's/^# /# counts: /'
 echo "# times (tier $TIER):"
 printf '#   %s\n' "${TIMES[@]}"
-printf '#   %6d s  total\n' $((SECONDS - T0))
+cpu_mark total
+printf '#   %6d s %10s  total\n' $((SECONDS - T0)) "$(cpu_secs total) CPU s"
 if [ $FAIL -gt 0 ]; then
 	echo "# failed:"
 	printf '#   %s\n' "${FAILED_NAMES[@]}"
