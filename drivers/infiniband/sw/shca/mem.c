@@ -253,6 +253,24 @@ int shca_cursor_copy(struct shca_sge_cursor *cur, void *buf, u32 len,
 /* Serialises every shca atomic, so they are atomic with each other. */
 static DEFINE_SPINLOCK(shca_atomic_lock);
 
+/*
+ * May @mr, found by @rkey, serve a request of @qp that needs @access?  It
+ * must still carry @rkey and be valid, belong to the QP's PD and allow
+ * @access.  Return: 0, -ENOENT or -EACCES.
+ * Context: any; the caller holds mr->lock.
+ */
+static int shca_rmr_admit(struct shca_qp *qp, struct shca_mr *mr, u32 rkey,
+			  int access)
+{
+	lockdep_assert_held(&mr->lock);
+	if (mr->key != rkey || !mr->valid)
+		return -ENOENT;
+	if (READ_ONCE(mr->ibmr.pd) != shca_qp_rpd(qp) ||
+	    (mr->access & access) != access)
+		return -EACCES;
+	return 0;
+}
+
 /**
  * shca_rmr_get - look up an R_Key for a remote access
  * @qp: the QP the request arrived on
@@ -274,7 +292,7 @@ int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
 		 struct shca_mr **mrp)
 {
 	struct shca_mr *mr;
-	int err = 0;
+	int err;
 
 	if (SHCA_KEY_IS_MW(rkey))
 		return shca_mw_rget(qp, rkey, va, len, access, mrp);
@@ -282,12 +300,8 @@ int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
 	if (!mr)
 		return -ENOENT;
 	spin_lock(&mr->lock);
-	if (mr->key != rkey || !mr->valid)
-		err = -ENOENT;
-	else if (READ_ONCE(mr->ibmr.pd) != shca_qp_rpd(qp) ||
-		 (mr->access & access) != access)
-		err = -EACCES;
-	else if (!shca_mr_covers(mr, va, len))
+	err = shca_rmr_admit(qp, mr, rkey, access);
+	if (!err && !shca_mr_covers(mr, va, len))
 		err = -EFAULT;
 	spin_unlock(&mr->lock);
 	if (err) {
@@ -316,7 +330,7 @@ int shca_rmr_get(struct shca_qp *qp, u32 rkey, u64 va, u32 len, int access,
 int shca_rmr_check_region(struct shca_qp *qp, u32 rkey, int access)
 {
 	struct shca_mr *mr;
-	int err = 0;
+	int err;
 
 	if (SHCA_KEY_IS_MW(rkey))
 		return -EACCES;
@@ -324,11 +338,7 @@ int shca_rmr_check_region(struct shca_qp *qp, u32 rkey, int access)
 	if (!mr)
 		return -ENOENT;
 	spin_lock(&mr->lock);
-	if (mr->key != rkey || !mr->valid)
-		err = -ENOENT;
-	else if (READ_ONCE(mr->ibmr.pd) != shca_qp_rpd(qp) ||
-		 (mr->access & access) != access)
-		err = -EACCES;
+	err = shca_rmr_admit(qp, mr, rkey, access);
 	spin_unlock(&mr->lock);
 	shca_mr_put(mr);
 	return err;
