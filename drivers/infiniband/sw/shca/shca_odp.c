@@ -45,6 +45,9 @@
 #include "odp.h"
 #include "odp_logic.h"
 
+/* ib_umem_odp_map_dma_and_lock() calls per fault while it keeps racing */
+#define SHCA_ODP_FAULT_TRIES	8
+
 static struct ib_umem_odp *shca_mr_odp(struct shca_mr *mr)
 {
 	return to_ib_umem_odp(mr->umem);
@@ -164,16 +167,26 @@ int shca_odp_charge(struct shca_mr *mr)
 }
 
 /*
- * Fault [@va, @va + @len) of @odp in with @perm and lock the umem.
+ * Fault [@va, @va + @len) of @odp in with @perm and lock the umem.  ib_core
+ * gives up with -EAGAIN (or -EBUSY) when invalidations keep overtaking the
+ * fault for a while (a process that keeps dropping the pages, a slow
+ * host); that is no fault of the mapping, so it is tried again, a bounded
+ * number of times, as a device would retry its page fault.
  * Context: process, may sleep.  Return: 0 with umem_mutex held, or
- * -EFAULT without it (no such mapping, or no permission).
+ * -EFAULT without it (no such mapping, no permission, or still racing).
  */
 static int shca_odp_fault(struct ib_umem_odp *odp, u64 va, u32 len, u64 perm)
 {
 	struct shca_dev *sdev = shca_odp_sdev(odp);
+	int tries = SHCA_ODP_FAULT_TRIES;
 	int ret;
 
-	ret = ib_umem_odp_map_dma_and_lock(odp, va, len, perm, true);
+	do {
+		ret = ib_umem_odp_map_dma_and_lock(odp, va, len, perm, true);
+		if (ret != -EAGAIN && ret != -EBUSY)
+			break;
+		cond_resched();
+	} while (--tries);
 	if (ret < 0) {
 		shca_stat_inc(sdev, SHCA_STAT_ODP_FAULT_ERRS);
 		ibdev_dbg(&sdev->ibdev, "odp: fault at %#llx len %u: %d\n",
