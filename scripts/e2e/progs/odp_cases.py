@@ -58,8 +58,10 @@ any case failed.
 """
 import ctypes
 import mmap
+import os
 import sys
 import threading
+import time
 
 import caselib
 from pyverbs.mr import MR
@@ -463,8 +465,6 @@ def fork_child(tgt, nr):
     """In a forked child: write its copy of tgt with its own marker bytes
     for FORK_SECS, checking each time that it reads back only them; exits
     0, or 1 on another byte (the parent's WRITE reached its copy)."""
-    import os
-    import time
     end = time.monotonic() + FORK_SECS
     i = 0
     code = 0
@@ -480,7 +480,6 @@ def fork_child(tgt, nr):
 
 def fork_race(tgt):
     """The fork race (see the top) on MapTarget tgt."""
-    import os
     why, rounds = '', 0
     if libc.madvise(tgt.addr, SIZE, MADV_DOFORK):
         why = f'MADV_DOFORK: errno {ctypes.get_errno()}'
