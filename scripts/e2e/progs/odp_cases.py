@@ -35,11 +35,13 @@ ODP MR:
 
   - munmap: a thread keeps unmapping the buffer and mapping fresh pages
     at the same address (MAP_FIXED_NOREPLACE: never over a mapping
-    something else took meanwhile) while WRITEs of round k and READs
+    something else took meanwhile), leaving it mapped for REMAP_PAUSE
+    seconds each time, while WRITEs of round k and READs
     back run: each completion succeeds or fails cleanly (a remote access
     error: the address had no mapping; both QPs are then reset and
     connected again), and every byte a successful READ returns is k or 0
-    (a byte of an earlier round came from a page the mm let go of);
+    (a byte of an earlier round came from a page the mm let go of); at
+    least one round must complete both;
   - mremap: the same with the thread moving the buffer's pages away
     (mremap MREMAP_FIXED onto a second area, whose previous pages that
     frees) and mapping fresh pages at the buffer's address: the moved
@@ -81,6 +83,7 @@ MAP_FIXED_NOREPLACE = 0x100000
 MREMAP_MAYMOVE, MREMAP_FIXED = 1, 2
 MADV_DOFORK = 11
 FORKS = 4
+REMAP_PAUSE = 0.002
 FORK_SECS = 2.0
 HUGE = 2 * 1024 * 1024
 TAP = caselib.Tap('odp: ')
@@ -400,6 +403,9 @@ def remap_race(tgt, how):
                     f'{ctypes.get_errno()})'
                 return
             cycles[0] += 1
+            # mapped for a moment: some rounds find the pages (under
+            # TCG most would otherwise fall between munmap and mmap)
+            stop.wait(REMAP_PAUSE)
 
     why, good, errs = '', 0, {}
 
