@@ -25,9 +25,11 @@ an explicit MR, an implicit one (the whole address space) and, where
   - prefetch: ibv_advise_mr PREFETCH_WRITE and PREFETCH_NO_FAULT succeed
     (odp_prefetches grows by two);
   - race: a thread keeps dropping the pages while WRITEs of round k and
-    READs back run: every completion succeeds, and every byte read back
-    is k or 0 (a byte of an earlier round would be a stale page); then
-    the no-stale check once more.
+    READs back run: every completion succeeds or ends with a remote
+    access error (ib_core gave up faulting a page in: see CLEAN_ERRS;
+    both QPs are then reset and connected again), some rounds complete,
+    and every byte read back is k or 0 (a byte of an earlier round
+    would be a stale page); then the no-stale check once more.
 
 Then invalidation races on a buffer this program maps itself (libc mmap,
 so that it can unmap and move it), under an explicit and an implicit
@@ -37,11 +39,8 @@ ODP MR:
     at the same address (MAP_FIXED_NOREPLACE: never over a mapping
     something else took meanwhile), leaving it mapped for REMAP_PAUSE
     seconds each time, while WRITEs of round k and READs
-    back run: each completion succeeds or fails cleanly (a remote access
-    error: the address had no mapping; both QPs are then reset and
-    connected again), and every byte a successful READ returns is k or 0
-    (a byte of an earlier round came from a page the mm let go of); at
-    least one round must complete both;
+    back run, as in the race above (a remote access error also when the
+    address had no mapping at that moment);
   - mremap: the same with the thread moving the buffer's pages away
     (mremap MREMAP_FIXED onto a second area, whose previous pages that
     frees) and mapping fresh pages at the buffer's address: the moved
@@ -336,6 +335,61 @@ def case_prefetch_plain():
     result('prefetch: a plain MR is EINVAL', rc == 22, f'errno {rc}')
 
 
+# The completion status a WR may end with while the mm takes its target's
+# pages away, besides success: a remote access error, when the target
+# address has no mapping at that moment (between munmap and mmap, or
+# moved away), or when ib_core gives up faulting a page in: it retries
+# while invalidations keep coming, for a second at most
+# (ib_umem_odp_map_dma_and_lock(), HMM_RANGE_DEFAULT_TIMEOUT), which a
+# slow guest under a storm of MADV_DONTNEED on a 2 MiB page can use up.
+CLEAN_ERRS = (e.IBV_WC_REM_ACCESS_ERR,)
+
+
+def race_rounds(tgt):
+    """RACE_ROUNDS rounds of a WRITE of the round's byte k into tgt and a
+    READ back, while another thread takes tgt's pages away: each
+    completion must succeed or end with a status of CLEAN_ERRS (both QPs
+    are then reset and connected again, and the round ends), and each
+    byte a successful READ returns must be k or 0 (a byte of an earlier
+    round came from a page the mm let go of).  Returns (what went wrong
+    or '', the rounds that completed both WRs, {status: count})."""
+    why, good, errs = '', 0, {}
+
+    def clean(st, what, k):
+        """Count a failed completion; '' if it was a clean one."""
+        if st not in CLEAN_ERRS:
+            return f'round {k}: {what}: {status_str(st)}'
+        errs[st] = errs.get(st, 0) + 1
+        reconnect()
+        return ''
+
+    for k in range(RACE_ROUNDS):
+        byte = 0x40 + k % 64
+        src.write(bytes([byte]) * SIZE, SIZE, 0)
+        st = run_status(tgt, e.IBV_WR_RDMA_WRITE)
+        if st != e.IBV_WC_SUCCESS:
+            why = clean(st, 'WRITE', k)
+            if why:
+                break
+            continue
+        src.write(b'\xa5' * SIZE, SIZE, 0)
+        st = run_status(tgt, e.IBV_WR_RDMA_READ)
+        if st != e.IBV_WC_SUCCESS:
+            why = clean(st, 'READ', k)
+            if why:
+                break
+            continue
+        good += 1
+        stray = set(src.read(SIZE, 0)) - {byte, 0}
+        if stray:
+            why = f'round {k}: read bytes {sorted(stray)[:4]} of ' \
+                'another round'
+            break
+    if not why and not good:
+        why = 'no round completed both WRs'
+    return why, good, errs
+
+
 def case_race(tgt):
     stop = threading.Event()
     drops = [0]
@@ -347,40 +401,20 @@ def case_race(tgt):
 
     t = threading.Thread(target=dropper)
     t.start()
-    why = ''
     try:
-        for k in range(RACE_ROUNDS):
-            byte = 0x40 + k % 64
-            src.write(bytes([byte]) * SIZE, SIZE, 0)
-            st = run_status(tgt, e.IBV_WR_RDMA_WRITE)
-            if st != e.IBV_WC_SUCCESS:
-                why = f'round {k}: a WRITE failed: {status_str(st)}'
-                break
-            src.write(b'\xa5' * SIZE, SIZE, 0)
-            st = run_status(tgt, e.IBV_WR_RDMA_READ)
-            if st != e.IBV_WC_SUCCESS:
-                why = f'round {k}: a READ failed: {status_str(st)}'
-                break
-            stray = set(src.read(SIZE, 0)) - {byte, 0}
-            if stray:
-                why = f'round {k}: read bytes {sorted(stray)[:4]} of ' \
-                    'another round'
-                break
+        why, good, errs = race_rounds(tgt)
     finally:
         stop.set()
         t.join()
     if why:
         reconnect()     # the cases after it get working QPs
+    print(f'# odp: {tgt.kind}: race: {drops[0]} drops, {good} good rounds, '
+          f'clean errors {errs}')
     result(f'{tgt.kind}: race: {RACE_ROUNDS} WRITE+READ rounds against '
-           f'MADV_DONTNEED ({drops[0]} drops): each byte is the round\'s '
-           'or 0', not why, why)
+           'MADV_DONTNEED: each completion good or a remote access error, '
+           'each byte read the round\'s or 0', not why, why)
     why = no_stale(tgt, 0)
     result(f'{tgt.kind}: race: no stale page after it', not why, why)
-
-
-# The remote access error a WR gets when its target address has no mapping
-# at the moment (the buffer between munmap and mmap, or moved away).
-CLEAN_ERRS = (e.IBV_WC_REM_ACCESS_ERR,)
 
 
 def remap_race(tgt, how):
@@ -407,50 +441,17 @@ def remap_race(tgt, how):
             # TCG most would otherwise fall between munmap and mmap)
             stop.wait(REMAP_PAUSE)
 
-    why, good, errs = '', 0, {}
-
-    def clean(st):
-        """Count a failed completion; '' if it was a clean one."""
-        if st not in CLEAN_ERRS:
-            return status_str(st)
-        errs[st] = errs.get(st, 0) + 1
-        reconnect()
-        return ''
-
     t = threading.Thread(target=remapper)
     t.start()
     try:
-        for k in range(RACE_ROUNDS):
-            byte = 0x40 + k % 64
-            src.write(bytes([byte]) * SIZE, SIZE, 0)
-            st = run_status(tgt, e.IBV_WR_RDMA_WRITE)
-            if st != e.IBV_WC_SUCCESS:
-                why = clean(st)
-                if why:
-                    why = f'round {k}: WRITE: {why}'
-                    break
-                continue
-            src.write(b'\xa5' * SIZE, SIZE, 0)
-            st = run_status(tgt, e.IBV_WR_RDMA_READ)
-            if st != e.IBV_WC_SUCCESS:
-                why = clean(st)
-                if why:
-                    why = f'round {k}: READ: {why}'
-                    break
-                continue
-            good += 1
-            stray = set(src.read(SIZE, 0)) - {byte, 0}
-            if stray:
-                why = f'round {k}: read bytes {sorted(stray)[:4]} of ' \
-                    'another round'
-                break
+        why, good, errs = race_rounds(tgt)
     finally:
         stop.set()
         t.join()
-    if not why and trouble[0]:
+    if why:
+        reconnect()
+    if trouble[0]:
         why = trouble[0]
-    if not why and not good:
-        why = 'no round completed both WRs'
     print(f'# odp: {tgt.kind}: {how} race: {cycles[0]} remaps, {good} '
           f'good rounds, clean errors {errs}')
     result(f'{tgt.kind}: {how} race: {RACE_ROUNDS} WRITE+READ rounds '
