@@ -46,6 +46,19 @@
 # asked, not the maximum).  Each the median of BENCH_REPEAT runs (a TCG
 # guest's timings move by 2x and more when the host is busy).
 #
+# and, with the column "odp" (its own table, shca only: rxe has on-demand
+# paging from 6.15 only), the cost of on-demand paging, measured by
+# scripts/e2e/progs/odp_bench.c on shca0 alone (RC loopback): for an MR
+# of BENCH_ODP_MB MiB that is pinned, on-demand (ODP), or on-demand and
+# prefetched (ibv_advise_mr PREFETCH_WRITE, synchronous), the time to
+# register it, to prefetch it, an RDMA WRITE stream into it (64 KiB WRs,
+# 16 in flight: for ODP the first touch of every page), the same stream
+# again (every page in), an RDMA READ stream out of a fresh one (its first
+# touch), and the deregistration.  The buffers are written by the CPU
+# before registration, so page allocation is in no figure.  A process's
+# first ODP MR (one page, timed apart) also subscribes its mm to MMU
+# notifiers.  Medians of BENCH_REPEAT runs.
+#
 # Timings are never asserted: TCG numbers only compare the drivers on the
 # same emulated machine.  A perftest run that gives up with "Can't produce
 # a report" (its r^2 check of the TSC under TCG) runs again, at most 3
@@ -63,7 +76,8 @@
 #                       under TCG on 2 cores), every run in a comment
 #   BENCH_SCALE_N=2000  QPs of the scale runs
 #   BENCH_SCALE_MR=2000 MRs of the scale run
-#   BENCH_COLS="shca wire rxe scale twohost"   the columns to measure
+#   BENCH_ODP_MB=16     MiB of each MR of the odp runs
+#   BENCH_COLS="shca wire rxe scale odp twohost"   the columns to measure
 #                       (twohost: two VMs, scripts/bench-twohost.sh)
 #   BENCH_OUT (default build/bench)
 # The defaults take some 15 to 30 minutes under TCG (the slower the paths,
@@ -74,7 +88,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" != --in-vm ]; then
 	out=${BENCH_OUT:-$top/build/bench}
 	mkdir -p "$out"
-	cols=${BENCH_COLS:-shca wire rxe scale twohost}
+	cols=${BENCH_COLS:-shca wire rxe scale odp twohost}
 	one=$(echo " $cols " | sed 's/ twohost / /g; s/^ *//; s/ *$//')
 	rc=0
 	if [ -n "$one" ]; then
@@ -83,7 +97,8 @@ if [ "${1:-}" != --in-vm ]; then
 			SHCA_BENCH_PP_ITERS=${BENCH_PP_ITERS:-5000} \
 			SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
 			SHCA_BENCH_COLS=$one SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3} \
-			SHCA_BENCH_SCALE_N=${BENCH_SCALE_N:-2000} SHCA_BENCH_SCALE_MR=${BENCH_SCALE_MR:-2000}
+			SHCA_BENCH_SCALE_N=${BENCH_SCALE_N:-2000} SHCA_BENCH_SCALE_MR=${BENCH_SCALE_MR:-2000} \
+			SHCA_BENCH_ODP_MB=${BENCH_ODP_MB:-16}
 		"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
 		rc=$?
 		echo "# bench: logs in $out"
@@ -106,9 +121,10 @@ NQ16_4K=${SHCA_BENCH_N_Q16_4K:-5000}
 PPN=${SHCA_BENCH_PP_ITERS:-5000}
 FIO_S=${SHCA_BENCH_FIO_S:-20}
 STRACE=${SHCA_BENCH_STRACE:-1}
-COLS=${SHCA_BENCH_COLS:-shca wire rxe scale}
+COLS=${SHCA_BENCH_COLS:-shca wire rxe scale odp}
 SCALE_N=${SHCA_BENCH_SCALE_N:-2000}
 SCALE_MR=${SHCA_BENCH_SCALE_MR:-2000}
+ODP_MB=${SHCA_BENCH_ODP_MB:-16}
 REPEAT=${SHCA_BENCH_REPEAT:-3}
 PARAM=/sys/module/shca/parameters/direct
 E2E_T=1800
@@ -432,6 +448,37 @@ scale_run() {
 	scale_down "$col"
 }
 
+# --- the cost of on-demand paging -----------------------------------------
+
+# odp_run: odp_bench on shca0 alone in init_net on a fresh veth od0,
+# REPEAT times; the median of each "odp_bench: KEY VALUE" line into
+# V[odp,KEY]; every line it printed goes to the log as a comment.
+odp_run() {
+	local bin r f k v gidx
+	local -A vals=()
+	bin=$(prog odp_bench) || return 0
+	if ! solo_setup shca0 od0 10.79.0.1 ffff:0a4f:0001; then
+		echo "# bench: odp: cannot set up shca0"
+	else
+		gidx=$(rdma_gid shca0 ffff:0a4f:0001)
+		for r in $(seq 1 "$REPEAT"); do
+			f=$E2E_LOGS/bench-odp-$r.txt
+			timeout 1200 "$bin" shca0 -g "$gidx" -s "$ODP_MB" >"$f" 2>&1 ||
+				echo "# bench: odp: odp_bench failed: $(gist "$f" 4)"
+			sed "s/^/# bench: odp (run $r): /" "$f"
+			while read -r _ k v _; do
+				vals[$k]+=" $v"
+			done < <(grep '^odp_bench: [a-z0-9_]* [0-9.-]*$' "$f")
+		done
+		for k in "${!vals[@]}"; do
+			# shellcheck disable=SC2086  # the values, one word each
+			V[odp,$k]=$(median ${vals[$k]})
+		done
+	fi
+	rdma link delete shca0 2>/dev/null
+	ip link del od0 2>/dev/null
+}
+
 # --- the runs --------------------------------------------------------------
 
 echo "# bench on $(uname -r): columns $COLS; 4 KiB x$N4K, 64 KiB x$N64K, 16 QPs x$NQ16_4K (4 KiB) / x$NQ16 (64 KiB) each, pingpong x$PPN, fio ${FIO_S} s"
@@ -489,6 +536,10 @@ if has_col scale; then
 	scale_run rxe
 	modprobe -r rdma_rxe 2>/dev/null
 fi
+if has_col odp; then
+	odp_run
+	modprobe -r shca 2>/dev/null
+fi
 
 # --- the table ------------------------------------------------------------
 
@@ -544,5 +595,24 @@ if has_col scale; then
 	srow "kernel memory left after (KiB)" scale_kmem_kib_left
 	srow "create $SCALE_N QPs 16 deep (s)" scale_d16_create_s
 	srow "  kernel memory per QP (KiB)" scale_d16_kmem_kib_per_qp
+fi
+if has_col odp; then
+	echo
+	echo "# odp: shca0 alone, RC loopback, an MR of $ODP_MB MiB, 64 KiB WRs 16 in flight, medians of $REPEAT runs"
+	echo "# pinned: no ODP; odp: each page faulted in on first touch; prefetched: ODP and"
+	echo "# ibv_advise_mr(PREFETCH_WRITE, FLUSH) after registering (the prefetch row)"
+	printf '%-38s %10s %10s %10s %9s\n' metric pinned odp prefetched odp/pinned
+	orow() {	# LABEL KEY
+		local p=${V[odp,pinned_$2]:-} o=${V[odp,odp_$2]:-} f=${V[odp,odppf_$2]:-}
+		printf '%-38s %10s %10s %10s %9s\n' "$1" "${p:--}" "${o:--}" "${f:--}" \
+			"$(ratio "$o" "$p")"
+	}
+	orow "register (usec)" reg_us
+	orow "  a process's first ODP MR, 1 page" first_reg_us
+	orow "prefetch, ibv_advise_mr (usec)" advise_us
+	orow "RDMA WRITE in, first touch (MB/s)" write_mbs
+	orow "RDMA WRITE in, pages in (MB/s)" write2_mbs
+	orow "RDMA READ out, first touch (MB/s)" read_mbs
+	orow "deregister (usec)" dereg_us
 fi
 exit 0

@@ -6,7 +6,8 @@
 #                           verbs tools the VM takes from this root)
 #   scripts/deps.sh [check] make check: the demo's, plus sparse, the e2e
 #                           suites' tools (perftest, pyverbs, fio, nft,
-#                           trace-cmd, ...),
+#                           trace-cmd, UCX's ucx_perftest and io_demo,
+#                           ...),
 #                           DKMS, debootstrap and the test kernel's
 #                           build tools
 #   scripts/deps.sh bench   make bench: check's, plus iperf3 (the link's
@@ -21,7 +22,7 @@ rdma-core ibverbs-utils rdmacm-utils dpkg-dev cmake ninja-build
 libnl-3-dev libnl-route-3-dev patch curl"
 CHECK="$DEMO bc flex bison libssl-dev dwarves sparse perftest
 python3-pyverbs fio libibverbs-dev librdmacm-dev dkms debootstrap nftables
-trace-cmd"
+trace-cmd ucx-utils"
 case "${1:-check}" in
 demo) PKGS=$DEMO ;;
 check) PKGS=$CHECK ;;
