@@ -25,9 +25,10 @@ an explicit MR, an implicit one (the whole address space) and, where
   - prefetch: ibv_advise_mr PREFETCH_WRITE and PREFETCH_NO_FAULT succeed
     (odp_prefetches grows by two);
   - race: a thread keeps dropping the pages while WRITEs of round k and
-    READs back run: every completion succeeds or ends with a remote
-    access error (ib_core gave up faulting a page in: see CLEAN_ERRS;
-    both QPs are then reset and connected again), some rounds complete,
+    READs back run: every completion succeeds or, at most DONTNEED_ERRS
+    times, ends with a remote access error (faulting a page in kept
+    losing to the drops: see CLEAN_ERRS; both QPs are then reset and
+    connected again), some rounds complete,
     and every byte read back is k or 0 (a byte of an earlier round
     would be a stale page); then the no-stale check once more.
 
@@ -342,8 +343,13 @@ def case_prefetch_plain():
 # ib_umem_odp_map_dma_and_lock() retries a fault that invalidations keep
 # interrupting for HMM_RANGE_DEFAULT_TIMEOUT (a second), then fails it.
 # The huge page MADV_DONTNEED race got such an error in 2 of 7 suite runs
-# on a loaded host (its dropper ran a tenth as often as in the others).
+# on a loaded host (its dropper ran a tenth as often as in the others);
+# shca now tries such a fault again (up to 8 times, shca_odp_fault()), so
+# for MADV_DONTNEED, where the mapping never goes away, at most
+# DONTNEED_ERRS of the rounds may end so: more would be a fault path that
+# fails where it should not.
 CLEAN_ERRS = (e.IBV_WC_REM_ACCESS_ERR,)
+DONTNEED_ERRS = 2
 
 
 def race_rounds(tgt):
@@ -409,11 +415,15 @@ def case_race(tgt):
         t.join()
     if why:
         reconnect()     # the cases after it get working QPs
+    elif sum(errs.values()) > DONTNEED_ERRS:
+        why = f'{sum(errs.values())} remote access errors (at most ' \
+            f'{DONTNEED_ERRS}: the mapping was there all along)'
     print(f'# odp: {tgt.kind}: race: {drops[0]} drops, {good} good rounds, '
           f'clean errors {errs}')
     result(f'{tgt.kind}: race: {RACE_ROUNDS} WRITE+READ rounds against '
-           'MADV_DONTNEED: each completion good or a remote access error, '
-           'each byte read the round\'s or 0', not why, why)
+           f'MADV_DONTNEED: each completion good or (at most '
+           f'{DONTNEED_ERRS}) a remote access error, each byte read the '
+           'round\'s or 0', not why, why)
     why = no_stale(tgt, 0)
     result(f'{tgt.kind}: race: no stale page after it', not why, why)
 
