@@ -397,16 +397,13 @@ def race_rounds(tgt):
     return why, good, errs
 
 
-def case_race(tgt):
+def rounds_beside(spoiler, tgt):
+    """race_rounds(tgt) while a thread runs spoiler(stop), which returns
+    once the threading.Event stop is set; after a failure both QPs are
+    reset and connected again, so the cases after it get working QPs.
+    Returns race_rounds' (why, good, errs)."""
     stop = threading.Event()
-    drops = [0]
-
-    def dropper():
-        while not stop.is_set():
-            libc.madvise(tgt.addr, tgt.maplen, MADV_DONTNEED)
-            drops[0] += 1
-
-    t = threading.Thread(target=dropper)
+    t = threading.Thread(target=spoiler, args=(stop,))
     t.start()
     try:
         why, good, errs = race_rounds(tgt)
@@ -414,8 +411,20 @@ def case_race(tgt):
         stop.set()
         t.join()
     if why:
-        reconnect()     # the cases after it get working QPs
-    elif sum(errs.values()) > DONTNEED_ERRS:
+        reconnect()
+    return why, good, errs
+
+
+def case_race(tgt):
+    drops = [0]
+
+    def dropper(stop):
+        while not stop.is_set():
+            libc.madvise(tgt.addr, tgt.maplen, MADV_DONTNEED)
+            drops[0] += 1
+
+    why, good, errs = rounds_beside(dropper, tgt)
+    if not why and sum(errs.values()) > DONTNEED_ERRS:
         why = f'{sum(errs.values())} remote access errors (at most ' \
             f'{DONTNEED_ERRS}: the mapping was there all along)'
     print(f'# odp: {tgt.kind}: race: {drops[0]} drops, {good} good rounds, '
@@ -430,11 +439,10 @@ def case_race(tgt):
 
 def remap_race(tgt, how):
     """The munmap or mremap race (see the top) on MapTarget tgt."""
-    stop = threading.Event()
     cycles, trouble = [0], ['']
     other = anon_map(None, 0) if how == 'mremap' else None
 
-    def remapper():
+    def remapper(stop):
         while not stop.is_set():
             if how == 'munmap':
                 libc.munmap(tgt.addr, SIZE)
@@ -452,15 +460,7 @@ def remap_race(tgt, how):
             # TCG most would otherwise fall between munmap and mmap)
             stop.wait(REMAP_PAUSE)
 
-    t = threading.Thread(target=remapper)
-    t.start()
-    try:
-        why, good, errs = race_rounds(tgt)
-    finally:
-        stop.set()
-        t.join()
-    if why:
-        reconnect()
+    why, good, errs = rounds_beside(remapper, tgt)
     if trouble[0]:
         why = trouble[0]
     print(f'# odp: {tgt.kind}: {how} race: {cycles[0]} remaps, {good} '
