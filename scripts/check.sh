@@ -325,12 +325,16 @@ vm_boot() {
 # clock_report NAME DMESG SECS: the guest's clock against the host's: the
 # last kernel message of a boot that lasted SECS seconds on the host
 # cannot be stamped much later than SECS (a guest whose TSC was
-# calibrated wrong runs fast, and its timeouts expire early).
+# calibrated wrong runs fast, and its timeouts expire early). A few
+# percent is calibration noise under TCG (a Debian 13 boot in CI stamped
+# 1064 s in 998, 6.6% fast) and shortens no timeout that matters; the
+# failure this guards against ran 20 times fast. So a quarter of the
+# boot's length plus a minute is allowed.
 clock_report() {
 	local g
 	g=$(sed -n 's/^\[ *\([0-9]*\)\.[0-9]*\].*/\1/p' "$2" 2>/dev/null | tail -n 1)
 	[ -n "$g" ] || return 0
-	if [ "$g" -le $(($3 + 60)) ]; then
+	if [ "$g" -le $(($3 + $3 / 4 + 60)) ]; then
 		pass "check: $1: the guest's clock kept the host's time (${g} s of ${3} s)"
 	else
 		fail "check: $1: the guest's clock ran fast: its last message at ${g} s, the boot took ${3} s"
