@@ -2,8 +2,8 @@
 /*
  * KUnit: the RC requester's pure decisions (rc_req_logic.h) - retransmit
  * timeout, RNR timer table, retry accounting, ACK ranges, AETH
- * syndromes, segmentation, the adaptive send window and where the next
- * shadow WQE comes from.
+ * syndromes, segmentation, the adaptive send window, the round-trip
+ * estimate and early resends, and where the next shadow WQE comes from.
  */
 #include <kunit/test.h>
 #include <linux/time64.h>
@@ -21,6 +21,64 @@ static void shca_rc_test_rto(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(31), 4096ULL << 31);
 	/* the attribute is 5 bits wide: larger values saturate */
 	KUNIT_EXPECT_EQ(test, shca_rc_rto_ns(200), 4096ULL << 31);
+}
+
+/* Round-trip estimate: first sample seeds it, then 1/8 and 1/4 gains. */
+static void shca_rc_test_rtt(struct kunit *test)
+{
+	struct shca_rc_rtt r = {};
+	int i;
+
+	shca_rc_rtt_sample(&r, 800);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 800U);
+	KUNIT_EXPECT_EQ(test, r.var_us, 400U);
+	shca_rc_rtt_sample(&r, 1600);	/* 800 late */
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 800U - 100 + 200);
+	KUNIT_EXPECT_EQ(test, r.var_us, 400U - 100 + 200);
+	/* steady samples: the deviation decays, srtt converges */
+	for (i = 0; i < 100; i++)
+		shca_rc_rtt_sample(&r, 1000);
+	KUNIT_EXPECT_GE(test, r.srtt_us, 990U);
+	KUNIT_EXPECT_LE(test, r.srtt_us, 1000U);
+	KUNIT_EXPECT_LE(test, r.var_us, 10U);
+	/* a zero sample (same jiffy) still counts as 1 us, never 0 */
+	r = (struct shca_rc_rtt){};
+	shca_rc_rtt_sample(&r, 0);
+	KUNIT_EXPECT_EQ(test, r.srtt_us, 1U);
+	/* a huge sample does not overflow */
+	shca_rc_rtt_sample(&r, U32_MAX);
+	KUNIT_EXPECT_GT(test, r.srtt_us, 1U);
+}
+
+/* When an early resend comes, and when none does. */
+static void shca_rc_test_probe(struct kunit *test)
+{
+	const u64 rto14 = shca_rc_rto_ns(14);	/* ~67 ms */
+	struct shca_rc_rtt r = {};
+	u64 floor = SHCA_RC_PROBE_MIN_US * NSEC_PER_USEC;
+
+	/* no estimate yet: no probe */
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 0, rto14), 0ULL);
+	shca_rc_rtt_sample(&r, 1000);	/* srtt 1 ms, var 0.5 ms */
+	/* srtt + 4 var = 3 ms is below the floor */
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 0, rto14), floor);
+	/* the second one waits twice as long */
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 1, rto14), 2 * floor);
+	/* then none until the timeout */
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, SHCA_RC_PROBES_MAX, rto14),
+			0ULL);
+	/* no timer (timeout 0): no probe either */
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 0, 0), 0ULL);
+	/* only while it comes at most half way through the timeout */
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 0, 2 * floor), floor);
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 0, 2 * floor - 1), 0ULL);
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 1, 3 * floor), 0ULL);
+	/* a long round trip sets the wait: 20 ms + 4 * 10 ms */
+	r = (struct shca_rc_rtt){ .srtt_us = 20000, .var_us = 10000 };
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 0, shca_rc_rto_ns(18)),
+			60000ULL * NSEC_PER_USEC);
+	/* ... and is too long for a 67 ms timeout */
+	KUNIT_EXPECT_EQ(test, shca_rc_probe_ns(&r, 0, rto14), 0ULL);
 }
 
 static void shca_rc_test_rto_backoff(struct kunit *test)
@@ -378,6 +436,8 @@ static void shca_rc_test_flush(struct kunit *test)
 static struct kunit_case shca_rc_test_cases[] = {
 	KUNIT_CASE(shca_rc_test_rto),
 	KUNIT_CASE(shca_rc_test_rto_backoff),
+	KUNIT_CASE(shca_rc_test_rtt),
+	KUNIT_CASE(shca_rc_test_probe),
 	KUNIT_CASE(shca_rc_test_rnr_table),
 	KUNIT_CASE(shca_rc_test_rnr_monotonic),
 	KUNIT_CASE(shca_rc_test_retry_cnt),

@@ -21,7 +21,8 @@
 # shca-shca, an all-to-all connect (progs/a2a_cm.c: 3 processes on each
 # side, every pair an RC QP through RDMA CM, a SEND each way verified), a
 # stream through 3% loss on a's egress (netem: recovery, the resends
-# counted) and a stream while a's link goes down for 2 s and comes back.
+# counted) and a stream while a's link goes down for 2 s and comes back
+# (adaptive retransmission's early resends, rc_probes, must go out).
 # After each phase the side's counters are printed; asserted on a
 # shca device: no fatal QP error, no packet with a bad ICRC or a malformed
 # header (the other host's bytes are IBTA RoCE v2, and so are ours), and
@@ -217,12 +218,13 @@ counter_report() {
 	[ "$DRV" = shca ] || return 0
 	for k in "${!SNAP[@]}"; do before[$k]=${SNAP[$k]}; done
 	snap
-	for k in tx_packets rx_packets rc_retransmits rc_timeouts rc_seq_naks_rcvd rc_seq_naks_sent \
+	for k in tx_packets rx_packets rc_retransmits rc_timeouts rc_probes rc_seq_naks_rcvd rc_seq_naks_sent \
 		rc_dup_requests rc_dup_acks rc_rnr_naks_rcvd rx_dropped rx_no_qp rx_bad_path; do
 		out+=" $k +$(delta "$k")"
 	done
 	echo "# $PH: counters of $ROLE's $DEV:$out"
 	DELTA_RETX=$(delta rc_retransmits)
+	DELTA_PROBES=$(delta rc_probes)
 	fatal=$(delta qp_fatal) icrc=$(delta rx_bad_icrc) mal=$(delta rx_malformed)
 	lost=$(( $(delta rc_timeouts) + $(delta rc_seq_naks_rcvd) ))
 	if [ "$fatal" = 0 ] && [ "$icrc" = 0 ] && [ "$mal" = 0 ]; then
@@ -337,6 +339,16 @@ if [ "$ROLE" = a ]; then
 fi
 ip neigh del "$PEER4" dev "$ND" 2>/dev/null
 phase_end
+# a's requesters had packets in flight when its link went down, and a
+# round-trip estimate from the stream before: adaptive retransmission
+# resent early (rc_probes), well before the ~1 s timeout.
+if [ "$ROLE" = a ]; then
+	if [ "${DELTA_PROBES:-0}" -gt 0 ]; then
+		ok "flap: early resends while the link was down (rc_probes +$DELTA_PROBES)"
+	else
+		not_ok "flap: early resends while the link was down" "rc_probes +${DELTA_PROBES:-0}"
+	fi
+fi
 
 phase_begin shca-rxe shca rxe
 pingpongs

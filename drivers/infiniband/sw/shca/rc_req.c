@@ -25,7 +25,10 @@
  * until every earlier READ/atomic has completed.
  *
  * Retransmission is go-back-N: the shadows keep first_psn, so resending
- * from any PSN regenerates exactly the packets sent before.
+ * from any PSN regenerates exactly the packets sent before.  Besides the
+ * sequence NAKs and the local ACK timeout, a requester whose peer is on
+ * another host resends early when no ACK has come for a few of its
+ * measured round trips (shca_req_probe(), rc_req_logic.h).
  */
 #include <linux/jiffies.h>
 
@@ -39,6 +42,11 @@
 #include "wire.h"
 
 /* ---- timers ---- */
+
+static bool shca_adaptive_retrans = true;
+module_param_named(adaptive_retrans, shca_adaptive_retrans, bool, 0644);
+MODULE_PARM_DESC(adaptive_retrans,
+		 "RC requesters resend early, after a few round trips without an ACK, to a peer on another host (default: on; rc_probes counts them)");
 
 /* Context: timer (softirq).  Drops the reference the armed timer held. */
 static void shca_req_timer_fire(struct shca_qp *qp, int event)
@@ -119,14 +127,85 @@ static u64 shca_req_rto_ns(struct shca_qp *qp)
 				      clamp(taken, 0, SHCA_RC_RTO_BACKOFF_MAX));
 }
 
+/*
+ * When the next early resend is due (rc_req_logic.h), in jiffies, in
+ * @at.  Return: false for none: adaptive retransmission off, no estimate
+ * yet, the period's probes made, or the timeout too short for one.
+ * Context: SQ engine.
+ */
+static bool shca_req_probe_due(struct shca_qp *qp, u64 rto_ns,
+			       unsigned long *at)
+{
+	struct shca_req *req = &qp->req;
+	u64 ns;
+
+	if (!READ_ONCE(shca_adaptive_retrans))
+		return false;
+	ns = shca_rc_probe_ns(&req->rtt, req->probes, rto_ns);
+	if (!ns)
+		return false;
+	*at = req->probe_start +
+	      clamp_t(u64, nsecs_to_jiffies64(ns), 1, MAX_JIFFY_OFFSET);
+	return true;
+}
+
+/*
+ * Arm the retransmit timer for the earlier of @due (the timeout) and the
+ * next early resend.  Context: SQ engine.
+ */
+static void shca_req_arm_rto_at(struct shca_qp *qp, unsigned long due,
+				u64 rto_ns)
+{
+	unsigned long at;
+
+	if (!shca_req_probe_due(qp, rto_ns, &at) || time_after(at, due))
+		at = due;
+	shca_req_arm(qp, &qp->req.rto_timer,
+		     time_after(at, jiffies) ? jiffies_to_nsecs(at - jiffies) : 0);
+}
+
 /* Start the retransmit timer over.  Context: SQ engine. */
 static void shca_req_arm_rto(struct shca_qp *qp)
 {
+	struct shca_req *req = &qp->req;
 	u64 ns = shca_req_rto_ns(qp);
 
-	qp->req.rto_start = jiffies;
+	req->rto_start = jiffies;
+	req->probe_start = req->rto_start;
+	req->probes = 0;
 	if (ns)
-		shca_req_arm(qp, &qp->req.rto_timer, ns);
+		shca_req_arm_rto_at(qp, req->rto_start +
+				    min_t(u64, nsecs_to_jiffies64(ns),
+					  MAX_JIFFY_OFFSET), ns);
+}
+
+/*
+ * Time the newest packet of a flight: the first of @qp's packets that
+ * went out for the first time (@fresh) while none is timed.  Packets of
+ * the direct path are not: they never wait for a probe.
+ */
+static void shca_req_rtt_start(struct shca_qp *qp, bool fresh, bool direct)
+{
+	struct shca_req *req = &qp->req;
+
+	if (!fresh || direct || req->rtt_on)
+		return;
+	req->rtt_on = true;
+	req->rtt_psn = shca_psn_mask(req->psn - 1);
+	req->rtt_sent_ns = ktime_get_ns();
+}
+
+/* @una moved past the timed packet: that is a round trip. */
+static void shca_req_rtt_end(struct shca_qp *qp, u32 una)
+{
+	struct shca_req *req = &qp->req;
+	u64 us;
+
+	if (!req->rtt_on || !shca_psn_after(una, req->rtt_psn))
+		return;
+	req->rtt_on = false;
+	us = div_u64(ktime_get_ns() - req->rtt_sent_ns, NSEC_PER_USEC);
+	shca_rc_rtt_sample(&req->rtt, min_t(u64, us, U32_MAX));
 }
 
 /* ---- WQE life cycle ---- */
@@ -280,6 +359,7 @@ void shca_req_advance(struct shca_qp *qp, u32 una)
 	if (!shca_psn_after(una, req->una))
 		return;
 	shca_rc_win_grow(&req->win, shca_psn_mask(una - req->una));
+	shca_req_rtt_end(qp, una);
 	req->una = una;
 	shca_rc_retry_init_cnt(&req->retry, READ_ONCE(qp->attr.retry_cnt));
 	shca_rc_retry_init_rnr(&req->rnr, READ_ONCE(qp->attr.rnr_retry));
@@ -365,6 +445,7 @@ static bool shca_req_back_to(struct shca_qp *qp, u32 psn, bool guarded)
 			shca_req_wqe_at(qp, idx)->first_psn));
 	if (guarded)	/* a sequence NAK or an out-of-order response */
 		shca_rc_win_loss(&req->win, false);
+	req->rtt_on = false;	/* which copy an ACK answers is not known */
 	req->gb_armed = true;
 	req->gb_psn = psn;
 	return true;
@@ -702,7 +783,9 @@ static void shca_req_start(struct shca_qp *qp, struct shca_req_wqe *w)
 static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
 {
 	struct shca_req *req = &qp->req;
+	bool fresh;
 
+	fresh = shca_psn_after(shca_psn_add(req->psn, n), req->next_psn);
 	req->psn = shca_psn_add(req->psn, n);
 	w->sent += n;
 	if (!w->direct && (!req->wire_sent ||
@@ -719,6 +802,7 @@ static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
 		}
 		return;
 	}
+	shca_req_rtt_start(qp, fresh, w->direct);
 	if (!shca_psn_before(req->psn, req->next_psn))
 		req->next_psn = req->psn;
 	if (!timer_pending(&req->rto_timer))
@@ -1014,6 +1098,44 @@ static void shca_req_rnr_expired(struct shca_qp *qp)
 	shca_req_arm_rto(qp);
 }
 
+/*
+ * Resend early if an early resend is due (shca_req_probe_due()): from
+ * the oldest unacknowledged PSN, as a timeout would, with the window
+ * halved as for a sequence NAK, but neither retry_cnt taken nor the
+ * timeout's period restarted.  Never to a peer on this host, whose
+ * packets are not lost on a wire (a wait there is the host's, see
+ * shca_direct_dest_holds()).  Counted in rc_probes and, as any go-back,
+ * rc_retransmits.  Then the timer is armed for what comes next.
+ * Context: SQ engine.
+ */
+static void shca_req_probe(struct shca_qp *qp, unsigned long due, u64 rto_ns)
+{
+	struct shca_req *req = &qp->req;
+	struct shca_dev *peer;
+	struct shca_qp *dqp;
+	unsigned long at;
+
+	if (!shca_req_probe_due(qp, rto_ns, &at) || time_before(jiffies, at))
+		return;
+	dqp = shca_direct_peer_qp(qp, &peer);
+	if (dqp) {
+		shca_qp_put(dqp);
+		ib_device_put(&peer->ibdev);
+		req->probes = SHCA_RC_PROBES_MAX;	/* none this period */
+		return;
+	}
+	req->probes++;
+	req->probe_start = jiffies;
+	if (shca_req_back_to(qp, req->una, false)) {
+		shca_qp_stat_inc(qp, SHCA_STAT_RC_PROBES);
+		shca_qp_stat_inc(qp, SHCA_STAT_RC_RETRANSMITS);
+		trace_shca_retransmit(qp, req->una,
+				      shca_psn_mask(req->next_psn - req->una));
+		shca_rc_win_loss(&req->win, false);
+	}
+	shca_req_arm_rto_at(qp, due, rto_ns);
+}
+
 /* Context: SQ engine. */
 static void shca_req_rto_expired(struct shca_qp *qp)
 {
@@ -1026,10 +1148,13 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 	due = req->rto_start + min_t(u64, nsecs_to_jiffies64(ns),
 				     MAX_JIFFY_OFFSET);
 	if (time_before(jiffies, due)) {
-		/* progress restarted the timer after it had fired */
+		/*
+		 * An early resend's time, or progress restarted the timer
+		 * after it had fired.
+		 */
+		shca_req_probe(qp, due, ns);
 		if (!timer_pending(&req->rto_timer))
-			shca_req_arm(qp, &req->rto_timer,
-				     jiffies_to_nsecs(due - jiffies));
+			shca_req_arm_rto_at(qp, due, ns);
 		return;
 	}
 	if (req->rto_held < SHCA_RC_RTO_HELD_MAX &&
@@ -1315,6 +1440,8 @@ void shca_req_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		/* the next engine pass gives back what was counted */
 		req->wire_sent = false;
 		req->rto_held = 0;
+		req->rtt_on = false;
+		req->rtt = (struct shca_rc_rtt){};
 		shca_rc_win_reset(&req->win);
 		/* responses of an earlier connection (the timer finds none) */
 		__skb_queue_purge(&req->held);

@@ -103,6 +103,18 @@ struct shca_req {
 	u32 wire_charge;	/* counted in sdev->wire_inflight */
 	struct shca_rc_win win;	/* adaptive send window (PSNs) */
 	unsigned long rto_start; /* jiffies: retransmit timer (re)started */
+	/*
+	 * Adaptive retransmission (rc_req_logic.h): the round trip of one
+	 * wire packet at a time is timed, from its first transmission to the
+	 * ACK that covers it; @probes early resends were made in this
+	 * timeout period, the last at @probe_start (rto_start before any).
+	 */
+	struct shca_rc_rtt rtt;
+	u64 rtt_sent_ns;	/* ktime_get_ns() when @rtt_psn went out */
+	u32 rtt_psn;		/* the PSN being timed, while @rtt_on */
+	unsigned long probe_start; /* jiffies */
+	u8 probes;
+	bool rtt_on;
 	unsigned long events;	/* SHCA_REQ_EV_* bits */
 	struct shca_rc_retry retry;	/* timeouts, from retry_cnt */
 	struct shca_rc_retry rnr;	/* RNR NAKs, from rnr_retry */

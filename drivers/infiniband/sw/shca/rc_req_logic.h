@@ -2,7 +2,8 @@
 /*
  * shca: the pure decisions of the RC/UC requester (rc_req.c,
  * rc_req_comp.c) - retransmit and RNR timeouts, retry budgets, ACK
- * ranges, AETH syndromes, segmentation, the adaptive send window and
+ * ranges, AETH syndromes, segmentation, the adaptive send window, the
+ * round-trip estimate and early resends (adaptive retransmission), and
  * where the next shadow WQE comes from.  No device state, no locks;
  * kunit/shca_kunit_rc.c tests these exact functions.
  */
@@ -109,6 +110,79 @@ static inline u64 shca_rc_rto_backoff_ns(u8 timeout, u8 backoff)
 {
 	return shca_rc_rto_ns(timeout) <<
 	       min_t(u8, backoff, SHCA_RC_RTO_BACKOFF_MAX);
+}
+
+/*
+ * Adaptive retransmission: a requester whose peer is on another host
+ * resends from the oldest unacknowledged PSN once no acknowledgment has
+ * come for its smoothed round trip plus four deviations (at least
+ * SHCA_RC_PROBE_MIN_US), before the QP's local ACK timeout expires: a
+ * lost tail (the last packets of a burst, or a go-back's first packet
+ * lost again, after which the responder stays silent) costs a few round
+ * trips instead of the whole timeout.  Up to SHCA_RC_PROBES_MAX such
+ * probes per timeout period, each twice as late as the one before;
+ * they consume no retry_cnt (only a timeout does), and the responder
+ * answers a duplicate with an ACK, so a spurious probe costs bandwidth,
+ * never correctness.  A probe is only sent while it comes at most half
+ * way through the timeout.
+ */
+#define SHCA_RC_PROBE_MIN_US	10000
+#define SHCA_RC_PROBES_MAX	2
+
+/**
+ * struct shca_rc_rtt - a requester's round-trip estimate
+ * @srtt_us: smoothed round trip (7/8 old, 1/8 sample); 0: no sample yet
+ * @var_us: its mean deviation (3/4 old, 1/4 sample)
+ */
+struct shca_rc_rtt {
+	u32 srtt_us;
+	u32 var_us;
+};
+
+/**
+ * shca_rc_rtt_sample - fold one round trip into the estimate
+ * @r: estimate
+ * @us: from a packet's first transmission to the ACK that covered it
+ *	(never a retransmitted packet's: which copy was acknowledged is not
+ *	known), microseconds
+ */
+static inline void shca_rc_rtt_sample(struct shca_rc_rtt *r, u32 us)
+{
+	u32 dev;
+
+	us = max_t(u32, us, 1);
+	if (!r->srtt_us) {
+		r->srtt_us = us;
+		r->var_us = us / 2;
+		return;
+	}
+	dev = us > r->srtt_us ? us - r->srtt_us : r->srtt_us - us;
+	r->var_us = r->var_us - r->var_us / 4 + dev / 4;
+	r->srtt_us = max_t(u32, r->srtt_us - r->srtt_us / 8 + us / 8, 1);
+}
+
+/**
+ * shca_rc_probe_ns - the wait before an early resend
+ * @r: estimate
+ * @probes: early resends already made in this timeout period
+ * @rto_ns: the QP's local ACK timeout (shca_rc_rto_ns()); 0: no timer
+ *
+ * Return: (srtt + 4 * var, at least SHCA_RC_PROBE_MIN_US) * 2^@probes in
+ * ns, counted from the period's start for the first probe and from the
+ * previous probe for the next; 0 for no probe (no estimate yet, no
+ * timer, SHCA_RC_PROBES_MAX made, or the wait is more than half of
+ * @rto_ns).
+ */
+static inline u64 shca_rc_probe_ns(const struct shca_rc_rtt *r, u8 probes,
+				   u64 rto_ns)
+{
+	u64 ns;
+
+	if (!r->srtt_us || !rto_ns || probes >= SHCA_RC_PROBES_MAX)
+		return 0;
+	ns = max_t(u64, (u64)r->srtt_us + 4ULL * r->var_us,
+		   SHCA_RC_PROBE_MIN_US) * NSEC_PER_USEC << probes;
+	return ns <= rto_ns / 2 ? ns : 0;
 }
 
 /**
