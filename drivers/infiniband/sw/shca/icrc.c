@@ -274,6 +274,35 @@ void shca_icrc_exit(void)
 }
 
 /*
+ * The CRC state over what the IBTA's ICRC covers (not yet finalised), the
+ * offset at which the ICRC is stored, and the BTH.
+ */
+static int shca_icrc_run(const u8 *ip, size_t len, u32 *crc, size_t *at,
+			 const u8 **bth)
+{
+	int off;
+
+	off = shca_icrc_hdr(ip, len, crc, at);
+	if (off < 0)
+		return off;
+	*crc = shca_icrc_update(*crc, ip + off, *at - off);
+	*bth = ip + off - SHCA_BTH_BYTES;
+	return 0;
+}
+
+/* Is it an RC FLUSH, whose ICRC rdma_rxe computes its own way? */
+static bool shca_icrc_is_flush(const u8 *bth)
+{
+	return bth[0] == (SHCA_TR_RC | SHCA_OPC_FLUSH);
+}
+
+/* rdma_rxe's variant: the state @crc continued over BTH..ICRC again. */
+static u32 shca_icrc_rxe(u32 crc, const u8 *ip, const u8 *bth, size_t at)
+{
+	return shca_icrc_final(shca_icrc_update(crc, bth, ip + at - bth));
+}
+
+/*
  * ICRC of the datagram at @ip, and the offset at which it is stored.  With
  * @rxe, an RC FLUSH gets rdma_rxe's variant (see the top of this file);
  * other opcodes the IBTA's ICRC either way.
@@ -283,16 +312,13 @@ static int shca_icrc_calc(const u8 *ip, size_t len, bool rxe, u32 *icrc,
 {
 	const u8 *bth;
 	u32 crc;
-	int off;
+	int err;
 
-	off = shca_icrc_hdr(ip, len, &crc, at);
-	if (off < 0)
-		return off;
-	crc = shca_icrc_update(crc, ip + off, *at - off);
-	bth = ip + off - SHCA_BTH_BYTES;
-	if (rxe && bth[0] == (SHCA_TR_RC | SHCA_OPC_FLUSH))
-		crc = shca_icrc_update(crc, bth, ip + *at - bth);
-	*icrc = shca_icrc_final(crc);
+	err = shca_icrc_run(ip, len, &crc, at, &bth);
+	if (err)
+		return err;
+	*icrc = rxe && shca_icrc_is_flush(bth) ?
+		shca_icrc_rxe(crc, ip, bth, *at) : shca_icrc_final(crc);
 	return 0;
 }
 
@@ -325,20 +351,23 @@ int shca_icrc_compute(const void *ip, size_t len, u32 *icrc)
  */
 int shca_icrc_check(const void *ip, size_t len)
 {
-	const u8 *p = ip;
+	const u8 *p = ip, *bth;
 	__le32 wire;
 	size_t at;
-	u32 icrc;
+	u32 crc;
 	int err;
 
-	err = shca_icrc_calc(p, len, false, &icrc, &at);
+	err = shca_icrc_run(p, len, &crc, &at, &bth);
 	if (err)
 		return err;
 	memcpy(&wire, p + at, sizeof(wire));
-	if (le32_to_cpu(wire) == icrc)
+	if (le32_to_cpu(wire) == shca_icrc_final(crc))
 		return 0;
-	shca_icrc_calc(p, len, true, &icrc, &at);
-	return le32_to_cpu(wire) == icrc ? SHCA_ICRC_RXE_FLUSH : -EBADMSG;
+	/* the variant continues the same state: one more pass, FLUSH only */
+	if (shca_icrc_is_flush(bth) &&
+	    le32_to_cpu(wire) == shca_icrc_rxe(crc, p, bth, at))
+		return SHCA_ICRC_RXE_FLUSH;
+	return -EBADMSG;
 }
 
 /**
