@@ -1104,8 +1104,11 @@ static void shca_req_rnr_expired(struct shca_qp *qp)
  * halved as for a sequence NAK, but neither retry_cnt taken nor the
  * timeout's period restarted.  Never to a peer on this host, whose
  * packets are not lost on a wire (a wait there is the host's, see
- * shca_direct_dest_holds()).  Counted in rc_probes and, as any go-back,
- * rc_retransmits.  Then the timer is armed for what comes next.
+ * shca_direct_dest_holds()), and not while this device's transmit queue
+ * holds packets (what waits there is not lost either: the probe waits
+ * its time again, as a timeout is held).  Counted in rc_probes and, as
+ * any go-back, rc_retransmits.  Then the timer is armed for what comes
+ * next.
  * Context: SQ engine.
  */
 static void shca_req_probe(struct shca_qp *qp, unsigned long due, u64 rto_ns)
@@ -1117,6 +1120,11 @@ static void shca_req_probe(struct shca_qp *qp, unsigned long due, u64 rto_ns)
 
 	if (!shca_req_probe_due(qp, rto_ns, &at) || time_before(jiffies, at))
 		return;
+	if (atomic_read(&to_sdev(qp->ibqp.device)->tx_inflight)) {
+		/* this device still sends: not lost yet, wait once more */
+		req->probe_start = jiffies;
+		return;
+	}
 	dqp = shca_direct_peer_qp(qp, &peer);
 	if (dqp) {
 		shca_qp_put(dqp);
