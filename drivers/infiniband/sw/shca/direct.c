@@ -588,6 +588,23 @@ struct shca_qp *shca_direct_peer_qp(struct shca_qp *qp,
 	return dqp;
 }
 
+/*
+ * Is the QP @qp talks to a QP of a shca device of this host
+ * (shca_direct_peer_qp())?  Context: process.
+ */
+bool shca_direct_peer_is_local(struct shca_qp *qp)
+{
+	struct shca_dev *peer;
+	struct shca_qp *dqp;
+
+	dqp = shca_direct_peer_qp(qp, &peer);
+	if (!dqp)
+		return false;
+	shca_qp_put(dqp);
+	ib_device_put(&peer->ibdev);
+	return true;
+}
+
 /* An Ethernet header, for the source MAC of a UD completion. */
 static void shca_direct_push_eth(struct sk_buff *skb,
 				 const struct net_device *from,

@@ -23,5 +23,6 @@ int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,
 		     struct sk_buff *skb);
 struct shca_qp *shca_direct_peer_qp(struct shca_qp *qp,
 				    struct shca_dev **peerp);
+bool shca_direct_peer_is_local(struct shca_qp *qp);
 
 #endif /* SHCA_DIRECT_H */

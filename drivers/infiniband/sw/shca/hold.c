@@ -96,8 +96,6 @@ static bool shca_reorder_hold_start(struct shca_qp *qp,
 				    struct shca_hold_time *t)
 {
 	u32 ms = READ_ONCE(shca_hold_any_ms);
-	struct shca_dev *peer;
-	struct shca_qp *dqp;
 
 	t->start = ktime_get_ns();
 	if (ms) {
@@ -105,11 +103,8 @@ static bool shca_reorder_hold_start(struct shca_qp *qp,
 		t->min = t->len;
 		return true;
 	}
-	dqp = shca_direct_peer_qp(qp, &peer);
-	if (!dqp)
+	if (!shca_direct_peer_is_local(qp))
 		return false;
-	shca_qp_put(dqp);
-	ib_device_put(&peer->ibdev);
 	t->min = SHCA_REORDER_MIN_NS;
 	t->len = SHCA_REORDER_HOLD_NS;
 	return true;

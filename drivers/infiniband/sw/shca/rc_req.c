@@ -164,6 +164,13 @@ static void shca_req_arm_rto_at(struct shca_qp *qp, unsigned long due,
 		     time_after(at, jiffies) ? jiffies_to_nsecs(at - jiffies) : 0);
 }
 
+/* When the timeout of @rto_ns started at rto_start expires, in jiffies. */
+static unsigned long shca_req_rto_due(struct shca_qp *qp, u64 rto_ns)
+{
+	return qp->req.rto_start + min_t(u64, nsecs_to_jiffies64(rto_ns),
+					 MAX_JIFFY_OFFSET);
+}
+
 /* Start the retransmit timer over.  Context: SQ engine. */
 static void shca_req_arm_rto(struct shca_qp *qp)
 {
@@ -174,9 +181,7 @@ static void shca_req_arm_rto(struct shca_qp *qp)
 	req->probe_start = req->rto_start;
 	req->probes = 0;
 	if (ns)
-		shca_req_arm_rto_at(qp, req->rto_start +
-				    min_t(u64, nsecs_to_jiffies64(ns),
-					  MAX_JIFFY_OFFSET), ns);
+		shca_req_arm_rto_at(qp, shca_req_rto_due(qp, ns), ns);
 }
 
 /*
@@ -462,13 +467,15 @@ static bool shca_req_back_to(struct shca_qp *qp, u32 psn, bool guarded)
  * counted in rc_retransmits.  The resend after an RNR NAK is not a
  * retransmission of anything lost (rc_rnr_naks_rcvd counts those).
  * Context: SQ engine.
+ * Return: true if it went back.
  */
-void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
+bool shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded)
 {
 	if (!shca_req_back_to(qp, psn, guarded))
-		return;
+		return false;
 	shca_qp_stat_inc(qp, SHCA_STAT_RC_RETRANSMITS);
 	trace_shca_retransmit(qp, psn, shca_psn_mask(qp->req.next_psn - psn));
+	return true;
 }
 
 /**
@@ -783,10 +790,10 @@ static void shca_req_start(struct shca_qp *qp, struct shca_req_wqe *w)
 static void shca_req_sent(struct shca_qp *qp, struct shca_req_wqe *w, u32 n)
 {
 	struct shca_req *req = &qp->req;
-	bool fresh;
+	u32 end = shca_psn_add(req->psn, n);
+	bool fresh = shca_psn_after(end, req->next_psn);
 
-	fresh = shca_psn_after(shca_psn_add(req->psn, n), req->next_psn);
-	req->psn = shca_psn_add(req->psn, n);
+	req->psn = end;
 	w->sent += n;
 	if (!w->direct && (!req->wire_sent ||
 			   shca_psn_before(req->wire_end, req->psn))) {
@@ -1114,8 +1121,6 @@ static void shca_req_rnr_expired(struct shca_qp *qp)
 static void shca_req_probe(struct shca_qp *qp, unsigned long due, u64 rto_ns)
 {
 	struct shca_req *req = &qp->req;
-	struct shca_dev *peer;
-	struct shca_qp *dqp;
 	unsigned long at;
 
 	if (!shca_req_probe_due(qp, rto_ns, &at) || time_before(jiffies, at))
@@ -1125,20 +1130,14 @@ static void shca_req_probe(struct shca_qp *qp, unsigned long due, u64 rto_ns)
 		req->probe_start = jiffies;
 		return;
 	}
-	dqp = shca_direct_peer_qp(qp, &peer);
-	if (dqp) {
-		shca_qp_put(dqp);
-		ib_device_put(&peer->ibdev);
+	if (shca_direct_peer_is_local(qp)) {
 		req->probes = SHCA_RC_PROBES_MAX;	/* none this period */
 		return;
 	}
 	req->probes++;
 	req->probe_start = jiffies;
-	if (shca_req_back_to(qp, req->una, false)) {
+	if (shca_req_go_back(qp, req->una, false)) {
 		shca_qp_stat_inc(qp, SHCA_STAT_RC_PROBES);
-		shca_qp_stat_inc(qp, SHCA_STAT_RC_RETRANSMITS);
-		trace_shca_retransmit(qp, req->una,
-				      shca_psn_mask(req->next_psn - req->una));
 		shca_rc_win_loss(&req->win, false);
 	}
 	shca_req_arm_rto_at(qp, due, rto_ns);
@@ -1153,8 +1152,7 @@ static void shca_req_rto_expired(struct shca_qp *qp)
 
 	if (!ns || req->rnr_wait || req->una == req->next_psn)
 		return;
-	due = req->rto_start + min_t(u64, nsecs_to_jiffies64(ns),
-				     MAX_JIFFY_OFFSET);
+	due = shca_req_rto_due(qp, ns);
 	if (time_before(jiffies, due)) {
 		/*
 		 * An early resend's time, or progress restarted the timer

@@ -83,7 +83,7 @@ void shca_req_retire(struct shca_qp *qp, enum ib_wc_status status);
 void shca_req_fail(struct shca_qp *qp, struct shca_req_wqe *w,
 		   enum ib_wc_status status);
 void shca_req_advance(struct shca_qp *qp, u32 una);
-void shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded);
+bool shca_req_go_back(struct shca_qp *qp, u32 psn, bool guarded);
 void shca_req_rnr_wait(struct shca_qp *qp, u32 psn, u8 code);
 void shca_req_arm_hold(struct shca_qp *qp);
 void shca_req_disarm_hold(struct shca_qp *qp);
