@@ -36,5 +36,6 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+# waiting for dpkg's and apt's locks, as the other installers do
+apt-get -o DPkg::Lock::Timeout=900 update -q
+apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}"

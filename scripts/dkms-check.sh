@@ -9,7 +9,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:-6.1}
 eval "$("$top/scripts/kernel-info.sh" "$flavour")"
 command -v dkms >/dev/null || {
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends dkms
+	# waits for dpkg's lock: scripts/linux-source.sh may be installing beside it
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 \
+		install -y -q --no-install-recommends dkms
 }
 ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$top/dkms.conf")
 work=$(mktemp -d)

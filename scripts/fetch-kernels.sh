@@ -55,7 +55,7 @@ fetch_locked() {
 	kver=$(resolve_kver "$flavour")
 	if [ -z "$kver" ]; then
 		# Fresh machine: apt's package lists may not be there yet.
-		apt-get update -q >&2
+		apt-get -o DPkg::Lock::Timeout=900 update -q >&2
 		kver=$(resolve_kver "$flavour")
 	fi
 	[ -n "$kver" ] || { echo "cannot resolve the Debian $flavour kernel from apt" >&2; return 1; }
