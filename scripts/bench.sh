@@ -46,6 +46,17 @@
 # asked, not the maximum).  Each the median of BENCH_REPEAT runs (a TCG
 # guest's timings move by 2x and more when the host is busy).
 #
+# and, with the column "trace" (its own table, shca only), what the
+# tracepoints (events/shca, none enabled) cost: the module as built
+# against the same sources built with NOTRACE (every trace_shca_*() an
+# empty inline: the module without tracepoints), built by the host side
+# into build/6.12-notrace and loaded in turn, BENCH_REPEAT interleaved
+# rounds of each (so that the host's drift hits both alike): ib_write_bw
+# and ib_read_bw 4 KiB and ib_write_bw 64 KiB on 1 QP and both round
+# trips, on the direct path and on the wire (direct=0); with the modules'
+# .text sizes and the count of tracepoint sites (static branches: the
+# __jump_table entries the NOTRACE build lacks).
+#
 # and, with the column "odp" (its own table, shca only: rxe has on-demand
 # paging from 6.15 only), the cost of on-demand paging, measured by
 # scripts/e2e/progs/odp_bench.c on shca0 alone (RC loopback): for an MR
@@ -77,7 +88,7 @@
 #   BENCH_SCALE_N=2000  QPs of the scale runs
 #   BENCH_SCALE_MR=2000 MRs of the scale run
 #   BENCH_ODP_MB=16     MiB of each MR of the odp runs
-#   BENCH_COLS="shca wire rxe scale odp twohost"   the columns to measure
+#   BENCH_COLS="shca wire rxe scale trace odp twohost"   the columns to measure
 #                       (twohost: two VMs, scripts/bench-twohost.sh)
 #   BENCH_OUT (default build/bench)
 # The defaults take some 15 to 30 minutes under TCG (the slower the paths,
@@ -88,9 +99,19 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 if [ "${1:-}" != --in-vm ]; then
 	out=${BENCH_OUT:-$top/build/bench}
 	mkdir -p "$out"
-	cols=${BENCH_COLS:-shca wire rxe scale odp twohost}
+	cols=${BENCH_COLS:-shca wire rxe scale trace odp twohost}
 	one=$(echo " $cols " | sed 's/ twohost / /g; s/^ *//; s/ *$//')
 	rc=0
+	if [ -n "$one" ] && [[ " $cols " == *" trace "* ]]; then
+		# the same sources without tracepoints, for the column trace
+		kd=$(eval "$("$top/scripts/kernel-info.sh" 6.12)" && echo "$KDIR")
+		if KCFLAGS=-DNOTRACE make -C "$top" module KDIR="$kd" BUILD=build/6.12-notrace \
+			>"$out/notrace-build.log" 2>&1; then
+			export SHCA_BENCH_NOTRACE_KO=$top/build/6.12-notrace/shca.ko
+		else
+			echo "# bench: the module without tracepoints did not build: $out/notrace-build.log"
+		fi
+	fi
 	if [ -n "$one" ]; then
 		export SHCA_BENCH_N_4K=${BENCH_N_4K:-5000} SHCA_BENCH_N_64K=${BENCH_N_64K:-2000} \
 			SHCA_BENCH_N_Q16=${BENCH_N_Q16:-1000} SHCA_BENCH_N_Q16_4K=${BENCH_N_Q16_4K:-5000} \
@@ -121,7 +142,7 @@ NQ16_4K=${SHCA_BENCH_N_Q16_4K:-5000}
 PPN=${SHCA_BENCH_PP_ITERS:-5000}
 FIO_S=${SHCA_BENCH_FIO_S:-20}
 STRACE=${SHCA_BENCH_STRACE:-1}
-COLS=${SHCA_BENCH_COLS:-shca wire rxe scale odp}
+COLS=${SHCA_BENCH_COLS:-shca wire rxe scale trace odp}
 SCALE_N=${SHCA_BENCH_SCALE_N:-2000}
 SCALE_MR=${SHCA_BENCH_SCALE_MR:-2000}
 ODP_MB=${SHCA_BENCH_ODP_MB:-16}
@@ -448,6 +469,82 @@ scale_run() {
 	scale_down "$col"
 }
 
+# --- the tracepoints' cost when disabled ------------------------------------
+
+NOTRACE_KO=${SHCA_BENCH_NOTRACE_KO:-}
+# the rows of the trace table: KEY (P = d for the direct path, w for the
+# wire) TOOL SIZE
+TRACE_BW="d_write_4k:write:4096 d_read_4k:read:4096 d_write_64k:write:65536 w_write_4k:write:4096 w_read_4k:read:4096"
+
+# trace_load COL: shca loaded as COL: "traced" the module as built (vm-run
+# installed it), "notrace" $NOTRACE_KO (its dependencies are the same).
+trace_load() {
+	rmmod shca 2>/dev/null
+	modprobe shca || return 1
+	[ "$1" = traced ] && return 0
+	rmmod shca && insmod "$NOTRACE_KO"
+}
+
+# trace_round COL: one round of the trace rows with shca loaded as COL;
+# each figure is appended to TV[COL,KEY].
+trace_round() {
+	local col=$1 e k t s p m
+	if ! trace_load "$col" || ! pair_setup shca; then
+		echo "# bench: trace: cannot set up the $col pair"
+		pair_teardown
+		return 0
+	fi
+	warm_up
+	for p in 1 0; do
+		[ -w "$PARAM" ] && echo $p >"$PARAM"
+		for e in $TRACE_BW; do
+			IFS=: read -r k t s <<<"$e"
+			[ "${k%%_*}" = "$([ $p = 1 ] && echo d || echo w)" ] || continue
+			run_val "trace $col $k" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $N4K" \
+				"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $N4K $AB" bw_val &&
+				TV[$col,$k]+=" $RUN_VAL"
+		done
+		for m in poll event; do
+			k=$([ $p = 1 ] && echo d || echo w)_rtt_$m
+			run_val "trace $col $k" "ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $PPN $([ $m = event ] && echo -e)" \
+				"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $PPN $([ $m = event ] && echo -e) $AB" rtt_val &&
+				TV[$col,$k]+=" $RUN_VAL"
+		done
+	done
+	[ -w "$PARAM" ] && echo 1 >"$PARAM"
+	pair_teardown
+}
+
+# trace_ab: REPEAT rounds of traced then notrace; the medians into
+# V[trace|notrace,KEY]; the modules' .text and jump table sizes.
+trace_ab() {
+	local r col k ko
+	local -A TV=()
+	if [ -z "$NOTRACE_KO" ] || [ ! -r "$NOTRACE_KO" ]; then
+		echo "# bench: trace: no module without tracepoints (SHCA_BENCH_NOTRACE_KO)"
+		return 0
+	fi
+	for r in $(seq 1 "$REPEAT"); do
+		for col in traced notrace; do
+			trace_round $col
+		done
+	done
+	for k in "${!TV[@]}"; do
+		echo "# bench: trace: $k:${TV[$k]}"
+		# shellcheck disable=SC2086  # the values, one word each
+		V[$k]=$(median ${TV[$k]})
+	done
+	rmmod shca 2>/dev/null
+	modprobe shca
+	ko=$(modinfo -n shca)
+	for col in traced notrace; do
+		[ $col = notrace ] && ko=$NOTRACE_KO
+		V[$col,text]=$(size -A "$ko" | awk '$1 == ".text" { print $2 }')
+		V[$col,jump]=$(size -A "$ko" | awk '$1 == "__jump_table" { print $2 }')
+	done
+	modprobe -r shca
+}
+
 # --- the cost of on-demand paging -----------------------------------------
 
 # odp_run: odp_bench on shca0 alone in init_net on a fresh veth od0,
@@ -536,6 +633,9 @@ if has_col scale; then
 	scale_run rxe
 	modprobe -r rdma_rxe 2>/dev/null
 fi
+if has_col trace; then
+	trace_ab
+fi
 if has_col odp; then
 	odp_run
 	modprobe -r shca 2>/dev/null
@@ -595,6 +695,31 @@ if has_col scale; then
 	srow "kernel memory left after (KiB)" scale_kmem_kib_left
 	srow "create $SCALE_N QPs 16 deep (s)" scale_d16_create_s
 	srow "  kernel memory per QP (KiB)" scale_d16_kmem_kib_per_qp
+fi
+if has_col trace; then
+	echo
+	echo "# trace: shca's tracepoints (events/shca) compiled in, none enabled (traced), against"
+	echo "# the same sources built with NOTRACE (notrace); medians of $REPEAT interleaved rounds;"
+	echo "# direct: the same-host direct path, wire: direct=0; traced/notrace: 1.00 is no cost"
+	printf '%-38s %10s %10s %14s\n' metric traced notrace traced/notrace
+	trow() {	# LABEL KEY
+		local a=${V[traced,$2]:-} b=${V[notrace,$2]:-}
+		printf '%-38s %10s %10s %14s\n' "$1" "${a:--}" "${b:--}" "$(ratio "$a" "$b")"
+	}
+	trow "direct: ib_write_bw 4 KiB, 1 QP (MB/s)" d_write_4k
+	trow "direct: ib_read_bw 4 KiB, 1 QP (MB/s)" d_read_4k
+	trow "direct: ib_write_bw 64 KiB, 1 QP (MB/s)" d_write_64k
+	trow "direct: RC round trip polled (usec)" d_rtt_poll
+	trow "direct: RC round trip events (usec)" d_rtt_event
+	trow "wire: ib_write_bw 4 KiB, 1 QP (MB/s)" w_write_4k
+	trow "wire: ib_read_bw 4 KiB, 1 QP (MB/s)" w_read_4k
+	trow "wire: RC round trip polled (usec)" w_rtt_poll
+	trow "wire: RC round trip events (usec)" w_rtt_event
+	trow "module .text (bytes)" text
+	trow "module __jump_table (bytes)" jump
+	if [ -n "${V[traced,jump]:-}" ] && [ -n "${V[notrace,jump]:-}" ]; then
+		echo "# trace: $(((V[traced,jump] - V[notrace,jump]) / 16)) tracepoint sites (16-byte jump entries), each a NOP while disabled"
+	fi
 fi
 if has_col odp; then
 	echo
