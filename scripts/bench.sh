@@ -88,6 +88,9 @@
 #   BENCH_SCALE_N=2000  QPs of the scale runs
 #   BENCH_SCALE_MR=2000 MRs of the scale run
 #   BENCH_ODP_MB=16     MiB of each MR of the odp runs
+#   BENCH_TRACE_N=20000 WRs and round trips of each run of the column trace
+#                       (what it compares is a few percent at most: longer
+#                       runs than the other columns')
 #   BENCH_COLS="shca wire rxe scale trace odp twohost"   the columns to measure
 #                       (twohost: two VMs, scripts/bench-twohost.sh)
 #   BENCH_OUT (default build/bench)
@@ -119,7 +122,7 @@ if [ "${1:-}" != --in-vm ]; then
 			SHCA_BENCH_FIO_S=${BENCH_FIO_S:-20} SHCA_BENCH_STRACE=${BENCH_STRACE:-1} \
 			SHCA_BENCH_COLS=$one SHCA_BENCH_REPEAT=${BENCH_REPEAT:-3} \
 			SHCA_BENCH_SCALE_N=${BENCH_SCALE_N:-2000} SHCA_BENCH_SCALE_MR=${BENCH_SCALE_MR:-2000} \
-			SHCA_BENCH_ODP_MB=${BENCH_ODP_MB:-16}
+			SHCA_BENCH_ODP_MB=${BENCH_ODP_MB:-16} SHCA_BENCH_TRACE_N=${BENCH_TRACE_N:-20000}
 		"$top/scripts/vm-run" --kernel 6.12 --timeout 3600 --out "$out" -- scripts/bench.sh --in-vm
 		rc=$?
 		echo "# bench: logs in $out"
@@ -472,6 +475,7 @@ scale_run() {
 # --- the tracepoints' cost when disabled ------------------------------------
 
 NOTRACE_KO=${SHCA_BENCH_NOTRACE_KO:-}
+TRACE_N=${SHCA_BENCH_TRACE_N:-20000}
 # the rows of the trace table: KEY (P = d for the direct path, w for the
 # wire) TOOL SIZE
 TRACE_BW="d_write_4k:write:4096 d_read_4k:read:4096 d_write_64k:write:65536 w_write_4k:write:4096 w_read_4k:read:4096"
@@ -500,14 +504,14 @@ trace_round() {
 		for e in $TRACE_BW; do
 			IFS=: read -r k t s <<<"$e"
 			[ "${k%%_*}" = "$([ $p = 1 ] && echo d || echo w)" ] || continue
-			run_val "trace $col $k" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $N4K" \
-				"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $N4K $AB" bw_val &&
+			run_val "trace $col $k" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $TRACE_N" \
+				"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $TRACE_N $AB" bw_val &&
 				TV[$col,$k]+=" $RUN_VAL"
 		done
 		for m in poll event; do
 			k=$([ $p = 1 ] && echo d || echo w)_rtt_$m
-			run_val "trace $col $k" "ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $PPN $([ $m = event ] && echo -e)" \
-				"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $PPN $([ $m = event ] && echo -e) $AB" rtt_val &&
+			run_val "trace $col $k" "ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $TRACE_N $([ $m = event ] && echo -e)" \
+				"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $TRACE_N $([ $m = event ] && echo -e) $AB" rtt_val &&
 				TV[$col,$k]+=" $RUN_VAL"
 		done
 	done
@@ -699,7 +703,7 @@ fi
 if has_col trace; then
 	echo
 	echo "# trace: shca's tracepoints (events/shca) compiled in, none enabled (traced), against"
-	echo "# the same sources built with NOTRACE (notrace); medians of $REPEAT interleaved rounds;"
+	echo "# the same sources built with NOTRACE (notrace); medians of $REPEAT interleaved rounds of $TRACE_N;"
 	echo "# direct: the same-host direct path, wire: direct=0; traced/notrace: 1.00 is no cost"
 	printf '%-38s %10s %10s %14s\n' metric traced notrace traced/notrace
 	trow() {	# LABEL KEY
