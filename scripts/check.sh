@@ -328,13 +328,15 @@ vm_boot() {
 # calibrated wrong runs fast, and its timeouts expire early). A few
 # percent is calibration noise under TCG (a Debian 13 boot in CI stamped
 # 1064 s in 998, 6.6% fast) and shortens no timeout that matters; the
-# failure this guards against ran 20 times fast. So a quarter of the
-# boot's length plus a minute is allowed.
+# failure this guards against ran 20 times fast. On a new machine (AMD
+# EPYC) a debug boot stamped 1427 s in 994 (43% fast) with every one of
+# its cases passing. So up to twice the boot's length plus a minute is
+# allowed: what made timeouts expire early was an order of magnitude.
 clock_report() {
 	local g
 	g=$(sed -n 's/^\[ *\([0-9]*\)\.[0-9]*\].*/\1/p' "$2" 2>/dev/null | tail -n 1)
 	[ -n "$g" ] || return 0
-	if [ "$g" -le $(($3 + $3 / 4 + 60)) ]; then
+	if [ "$g" -le $((2 * $3 + 60)) ]; then
 		pass "check: $1: the guest's clock kept the host's time (${g} s of ${3} s)"
 	else
 		fail "check: $1: the guest's clock ran fast: its last message at ${g} s, the boot took ${3} s"
