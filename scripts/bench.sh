@@ -492,26 +492,28 @@ trace_load() {
 # trace_round COL: one round of the trace rows with shca loaded as COL;
 # each figure is appended to TV[COL,KEY].
 trace_round() {
-	local col=$1 e k t s p m
+	local col=$1 e k t s path direct m opt
 	if ! trace_load "$col" || ! pair_setup shca; then
 		echo "# bench: trace: cannot set up the $col pair"
 		pair_teardown
 		return 0
 	fi
 	warm_up
-	for p in 1 0; do
-		[ -w "$PARAM" ] && echo $p >"$PARAM"
+	for path in d:1 w:0; do
+		IFS=: read -r path direct <<<"$path"
+		[ -w "$PARAM" ] && echo "$direct" >"$PARAM"
 		for e in $TRACE_BW; do
 			IFS=: read -r k t s <<<"$e"
-			[ "${k%%_*}" = "$([ $p = 1 ] && echo d || echo w)" ] || continue
+			[ "${k%%_*}" = "$path" ] || continue
 			run_val "trace $col $k" "ib_${t}_bw -d $DB -x $GB4 -F -s $s -n $TRACE_N" \
 				"ib_${t}_bw -d $DA -x $GA4 -F -s $s -n $TRACE_N $AB" bw_val &&
 				TV[$col,$k]+=" $RUN_VAL"
 		done
 		for m in poll event; do
-			k=$([ $p = 1 ] && echo d || echo w)_rtt_$m
-			run_val "trace $col $k" "ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $TRACE_N $([ $m = event ] && echo -e)" \
-				"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $TRACE_N $([ $m = event ] && echo -e) $AB" rtt_val &&
+			k=${path}_rtt_$m
+			[ $m = event ] && opt=-e || opt=
+			run_val "trace $col $k" "ibv_rc_pingpong -d $DB -g $GB4 -s 2 -n $TRACE_N $opt" \
+				"ibv_rc_pingpong -d $DA -g $GA4 -s 2 -n $TRACE_N $opt $AB" rtt_val &&
 				TV[$col,$k]+=" $RUN_VAL"
 		done
 	done
@@ -520,7 +522,7 @@ trace_round() {
 }
 
 # trace_ab: REPEAT rounds of traced then notrace; the medians into
-# V[trace|notrace,KEY]; the modules' .text and jump table sizes.
+# V[traced|notrace,KEY]; the modules' .text and jump table sizes.
 trace_ab() {
 	local r col k ko
 	local -A TV=()
@@ -543,8 +545,8 @@ trace_ab() {
 	ko=$(modinfo -n shca)
 	for col in traced notrace; do
 		[ $col = notrace ] && ko=$NOTRACE_KO
-		V[$col,text]=$(size -A "$ko" | awk '$1 == ".text" { print $2 }')
-		V[$col,jump]=$(size -A "$ko" | awk '$1 == "__jump_table" { print $2 }')
+		read -r "V[$col,text]" "V[$col,jump]" < <(size -A "$ko" |
+			awk '$1 == ".text" { t = $2 } $1 == "__jump_table" { j = $2 } END { print t, j }')
 	done
 	modprobe -r shca
 }
