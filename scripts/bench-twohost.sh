@@ -39,6 +39,8 @@
 # 21 s), BENCH_TH_ROWS
 # (the groups of rows to run, of "link bw rtt a2a": all; the others
 # print "-"), BENCH_TH_COLS (the columns, of "shca rxe": both),
+# BENCH_TH_SHCA_PARAMS (writable module parameters of shca, set on
+# both sides for its column: "wire_gso=0 ..."),
 # BENCH_OUT (build/bench; the pair's logs in BENCH_OUT/twohost).
 # Each side's loss counters are printed through each perftest row and
 # through each column.
@@ -52,7 +54,8 @@ if [ "${1:-}" != --in-vm ]; then
 		SHCA_TH_Q16_4K=${BENCH_TH_Q16_4K:-200} SHCA_TH_Q16_64K=${BENCH_TH_Q16_64K:-50} \
 		SHCA_TH_PP=${BENCH_TH_PP:-1000} SHCA_TH_LINK_S=${BENCH_TH_LINK_S:-5} \
 		SHCA_TH_A2A=${BENCH_TH_A2A:-4 8 16 32} SHCA_TH_ROWS=${BENCH_TH_ROWS:-link bw rtt a2a} \
-		SHCA_TH_PROF=${BENCH_TH_PROF:-0} SHCA_TH_COLS=${BENCH_TH_COLS:-shca rxe}
+		SHCA_TH_PROF=${BENCH_TH_PROF:-0} SHCA_TH_COLS=${BENCH_TH_COLS:-shca rxe} \
+		SHCA_TH_SHCA_PARAMS=${BENCH_TH_SHCA_PARAMS:-}
 	if [ "$SHCA_TH_PROF" = 1 ]; then
 		export SHCA_VM_QEMU=$top/scripts/vm/qprof/qemu-qprof QPROF_DIR=1
 	fi
@@ -61,8 +64,9 @@ if [ "${1:-}" != --in-vm ]; then
 	SHCA_VM_SMP=1 "$top/scripts/vm-pair" --a 6.12 --b 6.12 --timeout 5400 --out "$out" \
 		-- scripts/bench-twohost.sh --in-vm >"$out/pair.log" 2>&1
 	rc=$?
-	# the table is side a's
-	sed -n 's/^a| \(# bench-twohost: \)/\1/p; s/^a| \(TABLE \)/\1/p' "$out/pair.log" |
+	# the table is side a's; the counters and CPU shares both sides'
+	sed -n 's/^a| \(# bench-twohost: \)/\1/p; s/^b| \(# bench-twohost: .* through \)/\1/p
+		s/^a| \(TABLE \)/\1/p' "$out/pair.log" |
 		sed 's/^TABLE //'
 	grep -a '^[ab]| not ok' "$out/pair.log"
 	if [ "$SHCA_TH_PROF" = 1 ]; then
@@ -215,13 +219,43 @@ link_rows() {
 # loss counters of this side's device, summed with the other side's in the
 # table: shca's resends, timeouts and drops; rxe's resends and duplicates
 # (rc_probes: the early ones of adaptive retransmission, within
-# rc_retransmits), through the column and through each perftest row
-LOSS="rc_retransmits rc_probes rc_timeouts rx_dropped completer_retry_err duplicate_request"
+# rc_retransmits), and shca's GSO datagrams (tx_gso_sends) and the packets
+# in them (tx_gso_packets), through the column and through each perftest row
+LOSS="rc_retransmits rc_probes rc_timeouts rx_dropped completer_retry_err duplicate_request
+	tx_gso_sends tx_gso_packets"
 declare -A L0 R0
+# and where this side's CPU time went (/proc/stat: user, system, softirq,
+# idle; with a client polling its CQ, user is its spinning)
+CPUF="user nice system idle iowait irq softirq"
+# cpu_read ARRAY: the cpu line's fields into ARRAY[cpu_FIELD].
+cpu_read() {
+	local -n arr=$1
+	local f tag v
+	read -r tag v <<<"$(head -n 1 /proc/stat)"
+	[ "$tag" = cpu ] || return 0
+	# shellcheck disable=SC2086
+	set -- $v
+	for f in $CPUF; do arr[cpu_$f]=$1; shift; done
+}
+# cpu_share ARRAY: the shares of CPU time since cpu_read ARRAY, in %.
+cpu_share() {
+	local -n b=$1
+	local -A now
+	local f d tot=0 out=
+	cpu_read now
+	for f in $CPUF; do tot=$((tot + ${now[cpu_$f]:-0} - ${b[cpu_$f]:-0})); done
+	[ "$tot" -gt 0 ] || return 0
+	for f in user system softirq idle; do
+		d=$((${now[cpu_$f]:-0} - ${b[cpu_$f]:-0}))
+		out+=" $f $((100 * d / tot))%"
+	done
+	echo " cpu$out"
+}
 # loss_mark ARRAY: the counters now, in ARRAY (L0 or R0).
 loss_mark() {
 	local n
 	for n in $LOSS; do hw_stat_read "$1[$n]" "$DEV" "$n"; done
+	cpu_read "$1"
 }
 # loss_take ARRAY WHAT SPAN: print the growth since loss_mark ARRAY.
 loss_take() {
@@ -231,13 +265,24 @@ loss_take() {
 		hw_stat_read v "$DEV" "$n"
 		[ -n "$v" ] && out+=" $n +$((v - ${base[$n]:-0}))"
 	done
-	echo "# bench-twohost: $2: $ROLE's $DEV through $3:$out"
+	echo "# bench-twohost: $2: $ROLE's $DEV through $3:$out;$(cpu_share "$1")"
+}
+
+# shca_params: SHCA_TH_SHCA_PARAMS's writable module parameters set.
+shca_params() {
+	local kv
+	for kv in $SHCA_TH_SHCA_PARAMS; do
+		echo "${kv#*=}" >"/sys/module/shca/parameters/${kv%%=*}" ||
+			echo "# bench-twohost: cannot set shca's ${kv%%=*}"
+		echo "# bench-twohost: shca's ${kv%%=*} is $(cat "/sys/module/shca/parameters/${kv%%=*}")"
+	done
 }
 
 column() {
 	PH=$1
 	if dev_up "$1"; then
 		echo "# bench-twohost: $1 on $ND up (GID $GI4)"
+		[ "$1" = shca ] && shca_params
 	else
 		echo "# bench-twohost: $1 on $ND failed: $(rdma link show 2>&1 | tr '\n' ' ')"
 	fi

@@ -2,11 +2,12 @@
 # Two hosts: this VM and another one, each with its own kernel, joined by a
 # wire (vm-run --link: link0, a virtio NIC on QEMU's UDP socket netdev,
 # which drops frames under load as Ethernet without flow control does).
-# Nothing of the same-host machinery applies: no veth, no direct path, no
-# host-internal GSO.  Both VMs run this suite at the same time with the same
-# list of cases, one as side a and one as side b (SHCA_PAIR_ROLE); they
-# meet through a mailbox on the link (a TCP port each side listens on, a
-# line a message), so every case starts its server on one side, tells the
+# Nothing of the same-host machinery applies: no veth, no direct path; runs
+# of packets leave as GSO datagrams the NIC's stack cuts apart in software.
+# Both VMs run this suite at the same time with the same list of cases,
+# one as side a and one as side b (SHCA_PAIR_ROLE); they meet through a
+# mailbox on the link (a TCP port each side listens on, a line a
+# message), so every case starts its server on one side, tells the
 # other, and the client runs there.  Each side prints its own half of each
 # case ("... (client, shca)"), so both boots count their cases.
 #
@@ -25,9 +26,9 @@
 # (adaptive retransmission's early resends, rc_probes, must go out).
 # After each phase the side's counters are printed; asserted on a
 # shca device: no fatal QP error, no packet with a bad ICRC or a malformed
-# header (the other host's bytes are IBTA RoCE v2, and so are ours), and
+# header (the other host's bytes are IBTA RoCE v2, and so are ours),
 # every recovery counted (timeouts and sequence NAKs received come with
-# resends).
+# resends), GSO datagrams sent in shca-shca and none past netem.
 #
 # Environment (scripts/check.sh sets it; without a peer the suite skips):
 #   SHCA_PAIR_ROLE=a|b  SHCA_PAIR_PEER4, SHCA_PAIR_PEER6 (the other side's
@@ -212,6 +213,28 @@ snap() {
 delta() {
 	echo $(( ${SNAP[$1]:-0} - ${before[$1]:-0} ))
 }
+# gso_report SENDS PACKETS: a phase's UDP GSO datagrams through the NIC.
+# shca-shca sends multi-packet messages both ways (dxfer 1 MiB: WRITE and
+# SEND one way, READ responses the other), so runs of them leave each side
+# as GSO datagrams, which the device cuts apart in software (net.c,
+# shca_tx_gso_way()), and their bytes are checked at the other end; in the
+# lossy phase netem on a's egress must see every packet: no GSO on a.
+gso_report() {
+	case "$PH:$ROLE" in
+	shca-shca:*)
+		if [ "$1" -gt 0 ] && [ "$2" -gt "$1" ]; then
+			ok "$PH: runs of packets left as GSO datagrams ($1 datagrams, $2 packets)"
+		else
+			not_ok "$PH: runs of packets left as GSO datagrams" "tx_gso_sends +$1 tx_gso_packets +$2"
+		fi ;;
+	lossy:a)
+		if [ "$1" = 0 ]; then
+			ok "$PH: no GSO datagram past netem: it saw every packet"
+		else
+			not_ok "$PH: no GSO datagram past netem" "tx_gso_sends +$1 tx_gso_packets +$2"
+		fi ;;
+	esac
+}
 counter_report() {
 	local k out='' fatal icrc mal lost
 	local -A before=()
@@ -233,6 +256,7 @@ counter_report() {
 		not_ok "$PH: no fatal QP error, no bad ICRC, no malformed packet ($DRV)" \
 			"qp_fatal +$fatal rx_bad_icrc +$icrc rx_malformed +$mal"
 	fi
+	gso_report "$(delta tx_gso_sends)" "$(delta tx_gso_packets)"
 	if [ "$lost" = 0 ] || [ "$DELTA_RETX" -gt 0 ]; then
 		ok "$PH: every loss it saw was resent ($lost timeouts and sequence NAKs, $DELTA_RETX resends)"
 	else

@@ -118,13 +118,54 @@ static bool shca_direct_dev_up(const struct net_device *dev)
 }
 
 /*
- * What on @dev could see or alter a packet, or NULL if nothing.
- * RCU held.
+ * Is the qdisc of @txq one that hands on what it is given whole and in
+ * order, looking at no more than the IP and UDP headers (which every
+ * segment of a GSO datagram shares): one a NIC gets by default?  Such a
+ * queue treats a GSO datagram as it treats its segments, bar a drop,
+ * which loses them together.  RCU held.
  */
-static const char *shca_direct_dev_watched(struct net_device *dev)
+static bool shca_txq_plain(struct netdev_queue *txq)
+{
+	static const char * const ids[] = {
+		"noqueue", "pfifo_fast", "pfifo", "fq_codel", "fq",
+	};
+	__auto_type q = rcu_dereference(txq->qdisc);
+	unsigned int i;
+
+	if (!q->enqueue)
+		return true;
+	for (i = 0; i < ARRAY_SIZE(ids); i++)
+		if (!strcmp(q->ops->id, ids[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Are the qdiscs @dev's packets meet plain (shca_txq_plain())?  Those of
+ * its transmit queues: the root itself, unless the root is one (mq,
+ * mqprio) that only holds a qdisc per queue.  RCU held.
+ */
+static bool shca_dev_qdiscs_plain(struct net_device *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->real_num_tx_queues; i++)
+		if (!shca_txq_plain(netdev_get_tx_queue(dev, i)))
+			return false;
+	return true;
+}
+
+/*
+ * What on @dev could see or alter a packet, or NULL if nothing; with
+ * @plain_ok, plain queueing disciplines (shca_txq_plain()) do not
+ * count.  RCU held.
+ */
+static const char *shca_direct_dev_watched(struct net_device *dev,
+					   bool plain_ok)
 {
 	/* a registered netdev always has one: noop, noqueue (no enqueue), ... */
-	if (rcu_dereference(dev->qdisc)->enqueue)
+	if (plain_ok ? !shca_dev_qdiscs_plain(dev) :
+		       !!rcu_dereference(dev->qdisc)->enqueue)
 		return "qdisc";
 	if (dev_nit_active(dev))
 		return "packet tap";
@@ -444,9 +485,10 @@ static const char *shca_direct_watched(struct shca_dev *sdev,
 
 	if (!shca_direct_dev_up(out) || !shca_direct_dev_up(target))
 		return "link down";
-	why = shca_direct_dev_watched(out) ?: shca_direct_dev_watched(target);
+	why = shca_direct_dev_watched(out, false) ?:
+	      shca_direct_dev_watched(target, false);
 	if (!why && target != sdev->ndev)
-		why = shca_direct_dev_watched(sdev->ndev);
+		why = shca_direct_dev_watched(sdev->ndev, false);
 	if (!why)
 		why = shca_direct_nf_ways(dev_net(out), dev_net(target),
 					  path->ipv4, replies);
@@ -460,14 +502,19 @@ static const char *shca_direct_watched(struct shca_dev *sdev,
  * shca_way_watched - could something see or alter single packets on @dst?
  * @dst: the route wire packets leave by
  * @ipv4: their IP version
+ * @nic: @dst leaves this host: its device cuts GSO datagrams apart
+ *	before its driver (net.c, shca_tx_gso_way())
  *
  * The same observers as for the direct path (a qdisc, a packet tap, an
  * rx_handler, XDP, tc, netfilter, xfrm) on the egress device, on its
- * veth peer if it has one, and in the namespaces between.  Such a way
- * gets its packets one by one (net.c, no GSO datagrams).
+ * veth peer if it has one, and in the namespaces between.  Leaving
+ * the host, only the sending side's: a plain qdisc
+ * (shca_txq_plain()) on the device, which sees its datagrams whole and
+ * hands them on as such, is no observer.  Such a way gets its packets
+ * one by one (net.c, no GSO datagrams).
  * Context: any; takes the RCU read lock.
  */
-bool shca_way_watched(const struct dst_entry *dst, bool ipv4)
+bool shca_way_watched(const struct dst_entry *dst, bool ipv4, bool nic)
 {
 	struct net_device *out = dst->dev, *peer;
 	bool watched;
@@ -475,11 +522,11 @@ bool shca_way_watched(const struct dst_entry *dst, bool ipv4)
 	if (dst_xfrm(dst))
 		return true;
 	rcu_read_lock();
-	peer = shca_veth_peer(out);
-	watched = shca_direct_dev_watched(out) ||
-		  (peer && shca_direct_dev_watched(peer)) ||
+	peer = nic ? NULL : shca_veth_peer(out);
+	watched = shca_direct_dev_watched(out, nic) ||
+		  (peer && shca_direct_dev_watched(peer, false)) ||
 		  shca_direct_nf(dev_net(out), ipv4, true) ||
-		  shca_direct_nf(dev_net(peer ?: out), ipv4, false);
+		  (!nic && shca_direct_nf(dev_net(peer ?: out), ipv4, false));
 	rcu_read_unlock();
 	return watched;
 }

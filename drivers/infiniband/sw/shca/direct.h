@@ -16,7 +16,7 @@
 #define SHCA_DIRECT_SEG		31744
 
 bool shca_dev_is_veth(const struct net_device *dev);
-bool shca_way_watched(const struct dst_entry *dst, bool ipv4);
+bool shca_way_watched(const struct dst_entry *dst, bool ipv4, bool nic);
 bool shca_direct_usable(struct shca_dev *sdev, const struct shca_path *path,
 			bool replies, struct shca_direct_memo *memo);
 int shca_direct_xmit(struct shca_dev *sdev, struct shca_path *path,

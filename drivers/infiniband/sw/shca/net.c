@@ -21,9 +21,11 @@
  * small packets (ACKs, short messages), and those of a conversing
  * consumer whose request its own thread then executes at a destination
  * on this host (rx_demux.c, shca_rx_catch_begin()), go out inline while
- * nothing is queued, so a round trip takes no extra hop.  Over a link
- * inside the host that nothing observes, tx_work sends runs of one
- * flow's packets as UDP GSO datagrams (shca_tx_take(), gso_logic.h).
+ * nothing is queued, so a round trip takes no extra hop.  Where nothing
+ * observes single packets, tx_work sends runs of one flow's packets as
+ * UDP GSO datagrams (shca_tx_take(), gso_logic.h): over a link inside the
+ * host one trip through the stack and the veth, through a NIC one trip
+ * through the stack and one doorbell of its driver for the run.
  */
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
@@ -201,15 +203,27 @@ static bool shca_tx_same_flow(const struct sk_buff *a,
 }
 
 /*
- * Is @dev a link inside this host (loopback, a veth), where the stack
- * itself cuts a GSO datagram into its segments?  A NIC that segments in
- * hardware may number the IPv4 IDs of the segments, which the ICRCs
- * cover, so it gets its packets one by one; so does a netkit, whose
- * programs would see the datagram whole (shca_dev_is_veth()).
+ * May runs of packets leave by @dst as GSO datagrams of the fraglist kind
+ * (shca_gso_build())?  Over a link inside this host (loopback, a veth;
+ * not a netkit, whose programs would see the datagram whole), where the
+ * receiving socket's stack cuts them apart; or through a device that
+ * cannot take such a datagram itself (no NETIF_F_GSO_FRAGLIST, which no
+ * NIC has: only software devices), so that the stack cuts it in software
+ * before the driver (validate_xmit_skb()), each packet as it was built,
+ * its IPv4 ID and so its ICRC kept; a device that has the feature but is
+ * no host link (a bond, a VLAN) might pass it to one that renumbers.
+ * Either way only while nothing on the way sees single packets
+ * (shca_way_watched()).  Context: tx_work.
  */
-static bool shca_tx_host_link(const struct net_device *dev)
+static bool shca_tx_gso_way(const struct dst_entry *dst, bool ipv4)
 {
-	return (dev->flags & IFF_LOOPBACK) || shca_dev_is_veth(dev);
+	const struct net_device *dev = dst->dev;
+	bool nic;
+
+	nic = !(dev->flags & IFF_LOOPBACK) && !shca_dev_is_veth(dev);
+	if (nic && (READ_ONCE(dev->features) & NETIF_F_GSO_FRAGLIST))
+		return false;
+	return !shca_way_watched(dst, ipv4, nic);
 }
 
 /*
@@ -218,9 +232,8 @@ static bool shca_tx_host_link(const struct net_device *dev)
  * sizes that the stack's segmentation gives back as they are.  Other
  * flows' packets (other QPs) may be passed over; within the flow the
  * order stays, as the first packet that cannot join ends the run.
- * Only when wire_gso is on, over a link inside this host, and when
- * nothing observes single packets on the way (shca_way_watched()): a tap
- * or a qdisc then sees every packet.
+ * Only when wire_gso is on and the way allows (shca_tx_gso_way()): a
+ * tap, netem or netfilter then sees every packet.
  * Context: tx_work.  Return: the number of datagrams taken.
  */
 static u32 shca_tx_take(struct shca_dev *sdev, struct sk_buff_head *run)
@@ -238,9 +251,8 @@ static u32 shca_tx_take(struct shca_dev *sdev, struct sk_buff_head *run)
 	__skb_queue_tail(run, first);
 	dev = skb_dst(first)->dev;
 	if (!READ_ONCE(shca_wire_gso) || skb_queue_empty_lockless(q) ||
-	    !shca_tx_host_link(dev) ||
-	    shca_way_watched(skb_dst(first), first->protocol ==
-						htons(ETH_P_IP)))
+	    !shca_tx_gso_way(skb_dst(first),
+			     first->protocol == htons(ETH_P_IP)))
 		return 1;
 	max_segs = min_t(u32, SHCA_GSO_SEGS_MAX,
 			 READ_ONCE(dev->gso_max_segs));
