@@ -40,7 +40,9 @@
 # (the groups of rows to run, of "link bw rtt a2a": all; the others
 # print "-"), BENCH_TH_COLS (the columns, of "shca rxe": both),
 # BENCH_TH_SHCA_PARAMS (writable module parameters of shca, set on
-# both sides for its column: "wire_gso=0 ..."),
+# both sides for its column: "wire_gso=0 ..."), BENCH_TH_PT_OPTS (more
+# options for every perftest run: "-e", completions by event rather
+# than a client spinning on its CQ),
 # BENCH_OUT (build/bench; the pair's logs in BENCH_OUT/twohost).
 # Each side's loss counters are printed through each perftest row and
 # through each column.
@@ -55,7 +57,7 @@ if [ "${1:-}" != --in-vm ]; then
 		SHCA_TH_PP=${BENCH_TH_PP:-1000} SHCA_TH_LINK_S=${BENCH_TH_LINK_S:-5} \
 		SHCA_TH_A2A=${BENCH_TH_A2A:-4 8 16 32} SHCA_TH_ROWS=${BENCH_TH_ROWS:-link bw rtt a2a} \
 		SHCA_TH_PROF=${BENCH_TH_PROF:-0} SHCA_TH_COLS=${BENCH_TH_COLS:-shca rxe} \
-		SHCA_TH_SHCA_PARAMS=${BENCH_TH_SHCA_PARAMS:-}
+		SHCA_TH_SHCA_PARAMS=${BENCH_TH_SHCA_PARAMS:-} SHCA_TH_PT_OPTS=${BENCH_TH_PT_OPTS:-}
 	if [ "$SHCA_TH_PROF" = 1 ]; then
 		export SHCA_VM_QEMU=$top/scripts/vm/qprof/qemu-qprof QPROF_DIR=1
 	fi
@@ -146,7 +148,7 @@ bw_rows() {
 			*) n=$SHCA_TH_N_64K ;;
 			esac
 			for t in write send read; do
-				args="-d $DEV -x $GI4 -F -s $s -n $n -q $q"
+				args="-d $DEV -x $GI4 -F -s $s -n $n -q $q $SHCA_TH_PT_OPTS"
 				[ "$q" = 16 ] && args+=" -Q $(cq_mod_for "$n")"
 				prof=0
 				[ "$SHCA_TH_PROF" = 1 ] && [ "$t/$s/$q" = write/65536/1 ] && prof=1
