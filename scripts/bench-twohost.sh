@@ -4,7 +4,8 @@
 # one pair of boots:
 #
 #   link   the link's own throughput: iperf3 TCP (one stream) and UDP
-#          (unlimited rate: what reaches the receiver), a -> b, MB/s
+#          (unlimited rate: what reaches the receiver) in 1400-byte and
+#          in 1 KiB datagrams (a RoCE packet's payload), a -> b, MB/s
 #   shca   shca <-> shca on the link
 #   rxe    rdma_rxe <-> rdma_rxe on the same link
 #
@@ -18,7 +19,8 @@
 # the time to that is printed as a comment).  Printed: each row's shca
 # and rxe values, shca/rxe (bandwidth: >1 is better for shca; round trip
 # and connect time: <1), and each bandwidth row's share of the link's UDP
-# throughput.  The counters a lossless link keeps at 0
+# throughput in 1 KiB datagrams (the link's cost is per frame: QEMU sends
+# each as a datagram of its own).  The counters a lossless link keeps at 0
 # (resends, timeouts, drops) follow per column: this link loses frames
 # under load (Ethernet without flow control), so they are shown, not
 # asserted.  Timings are never asserted; a perftest run that gives up
@@ -71,6 +73,10 @@ if [ "${1:-}" != --in-vm ]; then
 		s/^a| \(TABLE \)/\1/p' "$out/pair.log" |
 		sed 's/^TABLE //'
 	grep -a '^[ab]| not ok' "$out/pair.log"
+	if ! grep -aq '^a| TABLE ' "$out/pair.log"; then
+		echo "# bench-twohost: side a ended before its table; the figures it had (row key, value):"
+		sed -n 's/^a| # bench-twohost: value /#   /p' "$out/pair.log"
+	fi
 	if [ "$SHCA_TH_PROF" = 1 ]; then
 		for side in a b; do
 			"$top/scripts/vm/qprof/qprof-report" "$out/$side" snap.0 snap.1 --top 30 \
@@ -95,6 +101,15 @@ E2E_T=300
 pair_mailbox
 declare -A V
 A2A=$(prog a2a_cm) || A2A=
+
+# setv KEY: VAL is row KEY's figure; said at once too, so that the host
+# side has it should this side's kernel die before the table (rdma_rxe
+# has crashed it).
+setv() {
+	V[$1]=$VAL
+	[ "$ROLE" = a ] && echo "# bench-twohost: value $1 $VAL"
+	return 0
+}
 
 # rows GROUP: GROUP is one of SHCA_TH_ROWS.
 rows() {
@@ -156,7 +171,7 @@ bw_rows() {
 				loss_mark R0
 				th_val "$col ib_${t}_bw $((s / 1024))KiB -q $q -n $n" tcp:18515 \
 					"ib_${t}_bw $args" "ib_${t}_bw $args $PEER4" bw_val &&
-					V[$col,${t}_$((s / 1024))k_q$q]=$VAL
+					setv "$col,${t}_$((s / 1024))k_q$q"
 				loss_take R0 "$col ib_${t}_bw $((s / 1024))KiB -q $q" "the row"
 				[ $prof = 1 ] && qsnap && echo "# bench-twohost: $col: profiled run took $TRIES tries"
 			done
@@ -172,7 +187,7 @@ rtt_rows() {
 		th_val "$col ibv_rc_pingpong 2B $m" tcp:18515 \
 			"ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n $SHCA_TH_PP $opt" \
 			"ibv_rc_pingpong -d $DEV -g $GI4 -s 2 -n $SHCA_TH_PP $opt $PEER4" rtt_val &&
-			V[$col,rtt_$m]=$VAL
+			setv "$col,rtt_$m"
 	done
 }
 
@@ -194,7 +209,7 @@ a2a_rows() {
 		args="-p 7490 -n $n -d $DEV -W 120"
 		th_val "$col all-to-all connect ${n}x$n" "text:a2a_cm server: listening" \
 			"$A2A -s -a $ME4 $args" "$A2A -c -a $PEER4 $args" a2a_val &&
-			V[$col,a2a_$n]=$VAL
+			setv "$col,a2a_$n"
 		if [ "$ROLE" = a ]; then
 			grep -h 'a2a_cm client: \(phases\|summary\)' "$CASE_LOG" | sed "s/^/# bench-twohost: $col: /"
 		fi
@@ -213,9 +228,14 @@ iperf_val() {
 link_rows() {
 	command -v iperf3 >/dev/null || return 0
 	th_val "link TCP" tcp:5201 "iperf3 -s -1 -B $ME4" "iperf3 -c $PEER4 -t $SHCA_TH_LINK_S -f m" iperf_val &&
-		V[link,tcp]=$VAL
+		setv "link,tcp"
 	th_val "link UDP" tcp:5201 "iperf3 -s -1 -B $ME4" "iperf3 -c $PEER4 -u -b 0 -l 1400 -t $SHCA_TH_LINK_S -f m" \
-		iperf_val && V[link,udp]=$VAL
+		iperf_val && setv "link,udp"
+	# datagrams of a RoCE packet's size (1 KiB of payload at the path
+	# MTU 1024): the link's cost is per frame, so this is the figure a
+	# RoCE stream's payload can approach
+	th_val "link UDP 1 KiB" tcp:5201 "iperf3 -s -1 -B $ME4" "iperf3 -c $PEER4 -u -b 0 -l 1024 -t $SHCA_TH_LINK_S -f m" \
+		iperf_val && setv "link,udp1k"
 }
 
 # loss counters of this side's device, summed with the other side's in the
@@ -237,7 +257,7 @@ cpu_read() {
 	[ "$tag" = cpu ] || return 0
 	# shellcheck disable=SC2086
 	set -- $v
-	for f in $CPUF; do arr[cpu_$f]=$1; shift; done
+	for f in $CPUF; do arr["cpu_$f"]=$1; shift; done
 }
 # cpu_share ARRAY: the shares of CPU time since cpu_read ARRAY, in %.
 cpu_share() {
@@ -324,7 +344,7 @@ for s in 4 64; do
 			k=${t}_${s}k_q$q
 			row "ib_${t}_bw ${s} KiB -q $q (MB/s)" "${V[shca,$k]:--}" "${V[rxe,$k]:--}" \
 				"$(ratio "${V[shca,$k]:-}" "${V[rxe,$k]:-}")" \
-				"$(ratio "${V[shca,$k]:-}" "${V[link,udp]:-}")"
+				"$(ratio "${V[shca,$k]:-}" "${V[link,udp1k]:-}")"
 		done
 	done
 done
@@ -337,3 +357,4 @@ for n in $SHCA_TH_A2A; do
 		"$(ratio "${V[shca,a2a_$n]:-}" "${V[rxe,a2a_$n]:-}")" ""
 done
 row "link TCP, UDP (MB/s)" "${V[link,tcp]:--}" "${V[link,udp]:--}" "" ""
+row "link UDP 1 KiB datagrams (MB/s)" "${V[link,udp1k]:--}" "" "" ""

@@ -434,7 +434,7 @@ scale_down() {
 }
 
 # scale_run COL: qp_scale on the device of scale column COL (scale_up),
-# REPEAT times; the median of each "qp_scale: KEY VALUE" line into
+# once to warm up, then REPEAT times; the median of each "qp_scale: KEY VALUE" line into
 # V[COL,scale_KEY] (the 16-deep runs' as scale_d16_KEY); every line it
 # printed goes to the log as a comment.
 scale_run() {
@@ -446,6 +446,13 @@ scale_run() {
 		scale_down "$col"
 		return 0
 	fi
+	# a warm-up run, not kept: a column's first run grows the slabs and
+	# page tables the others reuse, and came out slow for every driver
+	f=$E2E_LOGS/bench-scale-$col-warm.txt
+	# shellcheck disable=SC2086
+	timeout 1200 $NA "$bin" "$DA" -n "$SCALE_N" -q 256 -m "$SCALE_MR" -r 16 -g "$GA4" >"$f" 2>&1 ||
+		echo "# bench: scale: $col: warm-up qp_scale failed: $(gist "$f" 4)"
+	sed "s/^/# bench: scale: $col (warm-up, not kept): /" "$f"
 	for r in $(seq 1 "$REPEAT"); do
 		f=$E2E_LOGS/bench-scale-$col-$r.txt
 		# shellcheck disable=SC2086  # $NA: a command prefix, or nothing
