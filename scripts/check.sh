@@ -226,15 +226,34 @@ plan_of() {
 		scripts/e2e/matrix
 }
 
-# why LOG: the lines that say why a VM stage failed, repeated last where a
-# truncated log still shows them: the kernel's report (first lines, with
-# the step that was running), the failing cases and vm-run's verdict.
+# why LOG [OUT]: the lines that say why a VM stage failed, repeated last
+# where a truncated log still shows them: the kernel's report (first
+# lines, with the step that was running), the first report's call trace
+# (from OUT, the boot's vm-run results: vm-run's own tail of the log may
+# have long passed it), the failing cases and vm-run's verdict.
 why() {
 	{
 		sed -n '/^---- kernel problem lines/,/^----/p' "$1" | grep -v '^----' | head -n 12
+		[ -z "${2:-}" ] || first_report "$2"
 		sed -n '/^---- kmemleak.txt/,/^----/p' "$1" | grep -v '^----' | head -n 12
 		grep -a -E '^not ok - |^vm-run: FAILED|^# e2e: failed suites' "$1" | tail -n 20
 	} | sed 's/^/# why: /'
+}
+
+# first_report OUT: the first WARN, BUG, KASAN or lockdep report of a
+# boot's kernel log (OUT/dmesg.txt, else its serial console), from its
+# first line (and the one before) to its end marker, at most 37 lines.
+first_report() {
+	local f=$1/dmesg.txt
+	[ -s "$f" ] || f=$1/serial.log
+	[ -s "$f" ] || return 0
+	tr -d '\r' <"$f" | awk '
+		!on && /(WARNING:|BUG:|KASAN:|UBSAN:|possible (recursive|circular) locking|refcount_t:|general protection fault)/ &&
+			!/KASAN(:)? (initialized|[a-z_]+ (enabled|disabled))|KernelAddressSanitizer initialized|RETBleed: WARNING/ {
+			on = 1; if (prev != "") print prev	# DEBUG_LOCKS_WARN_ON(...) and the like
+		}
+		on { print; if (++n >= 36 || /---\[ end trace|^[^ ]*\[ *[0-9.]+\] =+$/ && n > 3) exit }
+		{ prev = $0 }'
 }
 
 # vm_boot NAME KERNEL TIMEOUT: one VM boot running KERNEL's steps of the
@@ -378,7 +397,7 @@ vm_report() {
 		pass "check: $name"
 	else
 		grep -v -E '^(ok|not ok) - ' "$log" | tail -n 150 | sed 's/^/#   /'
-		why "$log"
+		why "$log" "$out"
 		fail "check: $name (exit $rc)"
 	fi
 }

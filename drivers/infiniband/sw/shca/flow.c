@@ -120,8 +120,9 @@ static void shca_flow_to_qp(struct shca_dev *sdev, struct shca_qp *qp,
 		kfree_skb(skb);
 		goto drop;
 	}
-	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns the ref */
-	shca_qp_queue(qp, &qp->rq_work);
+	kref_get(&qp->ref);	/* rq_work's, before the skb's may go */
+	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns its ref */
+	shca_qp_queue_held(qp, &qp->rq_work);
 	return;
 drop:
 	shca_stat_inc(sdev, SHCA_STAT_FLOW_RX_DROPPED);

@@ -55,6 +55,24 @@ void shca_qp_put(struct shca_qp *qp)
 void shca_qp_queue(struct shca_qp *qp, struct work_struct *work)
 {
 	kref_get(&qp->ref);
+	shca_qp_queue_held(qp, work);
+}
+
+/**
+ * shca_qp_queue_held - queue one of the QP's engines with a reference
+ *	the caller took for it
+ * @qp: QP
+ * @work: qp->sq_work or qp->rq_work
+ *
+ * For a caller that hands an skb, and the QP reference it holds, to one
+ * of the QP's queues: an engine run may consume the skb and drop that
+ * reference (perhaps the QP's last: destroy waits for it) as soon as it
+ * is queued, so the engine's reference is taken before, and keeps the QP
+ * alive until the work is queued.
+ * Context: any.
+ */
+void shca_qp_queue_held(struct shca_qp *qp, struct work_struct *work)
+{
 	if (!queue_work(shca_wq, work))
 		shca_qp_put(qp);	/* already queued, with its own ref */
 }

@@ -276,8 +276,9 @@ static struct sk_buff_head *shca_rx_queue_of(struct shca_qp *qp, u8 opcode)
  */
 void shca_rx_queue_req(struct shca_qp *qp, struct sk_buff *skb)
 {
-	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns the ref */
-	shca_qp_queue(qp, &qp->rq_work);
+	kref_get(&qp->ref);	/* rq_work's, before the skb's may go */
+	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns its ref */
+	shca_qp_queue_held(qp, &qp->rq_work);
 }
 
 /*
@@ -291,12 +292,15 @@ void shca_rx_queue_req(struct shca_qp *qp, struct sk_buff *skb)
 static void shca_rx_queue_resp(struct shca_qp *qp, struct sk_buff *skb,
 			       bool own)
 {
-	skb_queue_tail(&qp->comp_queue, skb);	/* the skb owns the ref */
+	kref_get(&qp->ref);	/* sq_work's, before the skb's may go */
+	skb_queue_tail(&qp->comp_queue, skb);	/* the skb owns its ref */
 	atomic_inc(&qp->comp_queued);
-	if (own && READ_ONCE(qp->sq_runner) == current)
+	if (own && READ_ONCE(qp->sq_runner) == current) {
 		qp->sq_owed = true;	/* that run's own thread: no race */
-	else
-		shca_qp_queue(qp, &qp->sq_work);
+		shca_qp_put(qp);	/* the run holds the QP */
+	} else {
+		shca_qp_queue_held(qp, &qp->sq_work);
+	}
 }
 
 /**

@@ -326,9 +326,11 @@ void shca_rq_inline(struct shca_qp *qp, struct sk_buff *skb)
 		return;
 	}
 	if (!shca_rq_inline_ok(qp, skb)) {
+		/* rq_work's reference keeps @qp until the unlock is done */
+		kref_get(&qp->ref);
 		skb_queue_head(&qp->rx_queue, skb);	/* with its reference */
 		mutex_unlock(&qp->rq_engine);
-		shca_qp_queue(qp, &qp->rq_work);
+		shca_qp_queue_held(qp, &qp->rq_work);
 		return;
 	}
 	shca_qp_stat_inc(qp, SHCA_STAT_RX_INLINE_PACKETS);

@@ -837,6 +837,7 @@ void shca_qp_free_qpn(struct shca_dev *sdev, struct shca_qp *qp);
 struct shca_qp *shca_qp_get(struct shca_dev *sdev, u32 qpn);
 void shca_qp_put(struct shca_qp *qp);
 void shca_qp_queue(struct shca_qp *qp, struct work_struct *work);
+void shca_qp_queue_held(struct shca_qp *qp, struct work_struct *work);
 void shca_qp_kick(struct shca_qp *qp);
 void shca_qp_set_error(struct shca_qp *qp);
 void shca_qp_fatal(struct shca_qp *qp);
