@@ -234,24 +234,24 @@ plan_of() {
 why() {
 	{
 		sed -n '/^---- kernel problem lines/,/^----/p' "$1" | grep -v '^----' | head -n 12
-		[ -z "${2:-}" ] || first_report "$2"
+		[ -z "${2:-}" ] || first_report "$1" "$2"
 		sed -n '/^---- kmemleak.txt/,/^----/p' "$1" | grep -v '^----' | head -n 12
 		grep -a -E '^not ok - |^vm-run: FAILED|^# e2e: failed suites' "$1" | tail -n 20
 	} | sed 's/^/# why: /'
 }
 
-# first_report OUT: the first WARN, BUG, KASAN or lockdep report of a
-# boot's kernel log (OUT/dmesg.txt, else its serial console), from its
-# first line (and the one before) to its end marker, at most 37 lines.
+# first_report LOG OUT: the boot's first kernel report whole, from the
+# first of vm-run's kernel problem lines in LOG (vm-run decides what is a
+# problem) found in its kernel log (OUT/dmesg.txt, else its serial
+# console), and the line before, to its end marker: at most 37 lines.
 first_report() {
-	local f=$1/dmesg.txt
-	[ -s "$f" ] || f=$1/serial.log
+	local f=$2/dmesg.txt first
+	first=$(sed -n '/^---- kernel problem lines/{n;p;q}' "$1" | sed 's/^\[during [^]]*\] //')
+	[ -n "$first" ] || return 0
+	[ -s "$f" ] || f=$2/serial.log
 	[ -s "$f" ] || return 0
-	tr -d '\r' <"$f" | awk '
-		!on && /(WARNING:|BUG:|KASAN:|UBSAN:|possible (recursive|circular) locking|refcount_t:|general protection fault)/ &&
-			!/KASAN(:)? (initialized|[a-z_]+ (enabled|disabled))|KernelAddressSanitizer initialized|RETBleed: WARNING/ {
-			on = 1; if (prev != "") print prev	# DEBUG_LOCKS_WARN_ON(...) and the like
-		}
+	tr -d '\r' <"$f" | awk -v first="$first" '
+		!on && index($0, first) { on = 1; if (prev != "") print prev }	# DEBUG_LOCKS_WARN_ON(...) and the like
 		on { print; if (++n >= 36 || /---\[ end trace|^[^ ]*\[ *[0-9.]+\] =+$/ && n > 3) exit }
 		{ prev = $0 }'
 }

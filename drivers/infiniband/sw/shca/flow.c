@@ -120,9 +120,7 @@ static void shca_flow_to_qp(struct shca_dev *sdev, struct shca_qp *qp,
 		kfree_skb(skb);
 		goto drop;
 	}
-	kref_get(&qp->ref);	/* rq_work's, before the skb's may go */
-	skb_queue_tail(&qp->rx_queue, skb);	/* the skb owns its ref */
-	shca_qp_queue_held(qp, &qp->rq_work);
+	shca_rx_queue_req(qp, skb);	/* the skb owns the ref */
 	return;
 drop:
 	shca_stat_inc(sdev, SHCA_STAT_FLOW_RX_DROPPED);

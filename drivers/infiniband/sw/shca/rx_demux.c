@@ -270,7 +270,8 @@ static struct sk_buff_head *shca_rx_queue_of(struct shca_qp *qp, u8 opcode)
 /**
  * shca_rx_queue_req - queue a request on its QP for rq_work
  * @qp: the destination, referenced; the reference goes with @skb
- * @skb: a request shca_rx_enqueue() (or shca_rx_direct()) accepted
+ * @skb: a request shca_rx_enqueue() (or shca_rx_direct()) accepted, or
+ *	 a raw frame a flow rule steered to @qp (flow.c)
  *
  * Context: any.
  */
